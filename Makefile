@@ -1,0 +1,30 @@
+# Two commands do all setup on a fresh machine:
+#   make demo   - set up, then a short demo of check + run
+#   make test   - set up, then the whole test suite (as root, then unprivileged)
+VENV ?= .venv
+PY   := $(VENV)/bin/python
+
+.PHONY: setup demo test test-root test-user differential fuzz bench clean
+
+setup:
+	@scripts/setup.sh
+
+demo: setup
+	@scripts/demo.sh
+
+test: setup
+	$(PY) -m pytest
+	scripts/test-unprivileged.sh
+
+differential: setup
+	RINGFENCE_DIFFERENTIAL=full $(PY) -m pytest tests/differential
+
+fuzz: setup
+	RINGFENCE_FUZZ=long $(PY) -m pytest tests/fuzz
+
+bench: setup
+	$(PY) bench/report.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

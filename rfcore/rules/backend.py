@@ -1,0 +1,5 @@
+"""RF6xx: compile and backend diagnostics."""
+
+from . import Rule
+
+RULES: tuple[Rule, ...] = ()

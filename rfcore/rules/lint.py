@@ -1,0 +1,5 @@
+"""RF5xx: profile lint diagnostics."""
+
+from . import Rule
+
+RULES: tuple[Rule, ...] = ()

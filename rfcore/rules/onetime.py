@@ -1,0 +1,5 @@
+"""RF1xx: constructs that force one-time approval."""
+
+from . import Rule
+
+RULES: tuple[Rule, ...] = ()

@@ -1,0 +1,35 @@
+"""Entry point: dispatch per-command hot paths before importing typer or rich.
+
+``hook``, ``run`` and ``check --json/--jsonl`` are called once per agent command,
+so they are served by ``ringfence.fast`` (stdlib + tree-sitter only). Everything
+else goes to the typer/rich CLI in ``ringfence.cli``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def _is_fast(argv: list[str]) -> bool:
+    if not argv:
+        return False
+    if argv[0] in ("hook", "run"):
+        return True
+    if argv[0] == "check":
+        return any(a in ("--json", "--jsonl") for a in argv[1:])
+    return False
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if _is_fast(argv):
+        from ringfence.fast import main as fast_main
+
+        sys.exit(fast_main(argv))
+    from ringfence.cli import main as cli_main
+
+    sys.exit(cli_main(argv))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""The human-facing CLI (typer + rich). Thin over the library API.
+
+This is the one place where library errors become exit codes and messages.
+Each command group lives in its own module and registers itself on ``app``.
+"""
+
+from __future__ import annotations
+
+import os
+import typer
+
+from rfcore.errors import RingfenceError
+
+app = typer.Typer(
+    name="ringfence",
+    help="Preflight-check agent shell commands, run them in real sandboxes, "
+         "and govern host access.\n\nExample: ringfence check 'git push 2>&1 | tail -5'",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@app.callback()
+def _root() -> None:
+    """Preflight-check agent shell commands, run them in real sandboxes, and govern
+    host access.
+
+    Example: ringfence check 'git push 2>&1 | tail -5'
+    """
+
+
+def _register() -> None:
+    from . import approvals, check, hook, ledger, profile, run
+
+    for module in (check, profile, run, approvals, ledger, hook):
+        module.register(app)
+
+
+def main(argv: list[str]) -> int:
+    _register()
+    try:
+        # standalone mode: typer reports usage errors itself (exit 2) and
+        # raises SystemExit; our own errors propagate to the handlers below.
+        app(args=argv, prog_name="ringfence", standalone_mode=True)
+    except RingfenceError as exc:
+        from .output import error
+
+        error(str(exc))
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except SystemExit as exc:  # typer/click exits for --help and usage errors
+        return exc.code if isinstance(exc.code, int) else 0
+    except Exception as exc:
+        if os.environ.get("RINGFENCE_DEBUG"):
+            raise
+        from .output import error
+
+        error(f"internal error: {type(exc).__name__}: {exc} "
+              "(set RINGFENCE_DEBUG=1 for a traceback; nothing was run)")
+        return 125
+    return 0

@@ -1,0 +1,44 @@
+"""Hot-path CLI: argparse only. Must never import typer, rich, lark or bashlex.
+
+tests/ringfence/test_imports.py asserts this by running each fast command in a
+fresh interpreter and inspecting ``sys.modules``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from rfcore.errors import RingfenceError
+
+
+def main(argv: list[str]) -> int:
+    command, rest = argv[0], argv[1:]
+    try:
+        if command == "check":
+            from .check import main as sub
+        elif command == "run":
+            from .run import main as sub
+        elif command == "hook":
+            from .hook import main as sub
+        else:  # pragma: no cover - __main__ only routes the names above here
+            raise AssertionError(command)
+        return sub(rest)
+    except RingfenceError as exc:
+        print(f"ringfence {command}: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`); not an error of ours.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
+    except Exception as exc:  # fail closed, never a traceback
+        if os.environ.get("RINGFENCE_DEBUG"):
+            raise
+        print(f"ringfence {command}: internal error: {type(exc).__name__}: {exc}\n"
+              "  (set RINGFENCE_DEBUG=1 for a traceback; nothing was run)", file=sys.stderr)
+        return 125

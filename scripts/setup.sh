@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Set up everything ringfence needs on a fresh machine, idempotently:
+#   - bubblewrap and socat from Debian/Ubuntu packages (when running as root)
+#   - a virtualenv in .venv with ringfence and its test dependencies
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${VENV:-.venv}
+
+need=()
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+command -v socat >/dev/null 2>&1 || need+=(socat)
+if ((${#need[@]})); then
+  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing ${need[*]} with apt-get" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq "${need[@]}" >/dev/null
+  else
+    echo "setup: missing ${need[*]}; install them (e.g. 'sudo apt-get install ${need[*]}')." >&2
+    echo "setup: ringfence refuses to run sandboxed commands without bwrap (exit 125)." >&2
+  fi
+fi
+
+PYTHON=${PYTHON:-python3}
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  echo "setup: ringfence needs Python >= 3.11 (found: $("$PYTHON" --version 2>&1))" >&2
+  exit 1
+fi
+if [[ ! -x $VENV/bin/python ]]; then
+  echo "setup: creating $VENV" >&2
+  "$PYTHON" -m venv "$VENV"
+fi
+stamp=$VENV/.ringfence-installed
+if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
+  echo "setup: installing ringfence and test dependencies into $VENV" >&2
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
+  # compat mode: a plain path entry, so `ringfence` starts without an import hook.
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+      -e '.[test]' --config-settings editable_mode=compat
+  touch "$stamp"
+fi
