@@ -1,0 +1,220 @@
+"""A seccomp filter for the sandboxed command, generated as classic BPF. Pure.
+
+No libseccomp binding is needed: the program is small, and a pure generator is
+deterministic, so it is golden-tested byte for byte and run through a BPF
+interpreter in the tests without a kernel.
+
+Shape of the program (``build_filter``):
+
+  1. ``seccomp_data.arch`` must be this architecture, else KILL_PROCESS. A
+     process must not dodge the number checks by entering through another
+     syscall ABI (int 0x80 on x86-64 reports AUDIT_ARCH_I386).
+  2. x86-64 only: a number with the x32 bit set is refused (EPERM). x32 calls
+     reach the same kernel handlers under other numbers.
+  3. Denied syscalls return an errno instead of running (EPERM, or ENOSYS for
+     ``clone3``), so tools see an ordinary failure rather than a crash.
+  4. Argument checks: ``socket(AF_UNIX)`` (when ``deny_unix_sockets``), and
+     ``clone``/``unshare`` with any CLONE_NEW* namespace flag.
+  5. Everything else is allowed: this is a deny list for the kernel's attack
+     surface and for sandbox escapes, not a full allowlist.
+
+Decisions worth knowing:
+
+* ``socketpair(AF_UNIX)`` stays allowed: it creates an anonymous connected pair
+  and can reach nothing outside the process tree; many tools (ssh-agent
+  clients, multiprocessing, subprocess plumbing) rely on it.
+* ``clone3`` passes its flags in memory, where BPF cannot look, so it is denied
+  with ENOSYS: glibc and musl then fall back to ``clone``, whose flags we check.
+* Argument words: the kernel truncates ``socket``'s domain to ``int`` and uses
+  the low 32 bits of ``clone``/``unshare`` flags (every CLONE_NEW* bit is
+  there), so checking the low word of ``args[0]`` is exact. Both supported
+  architectures are little-endian: the low word is at ``args[0]``'s offset.
+"""
+
+from __future__ import annotations
+
+import errno as _errno
+import hashlib
+import struct
+
+# --- kernel constants (linux/filter.h, linux/seccomp.h, linux/audit.h) -------
+BPF_LD_W_ABS = 0x20      # BPF_LD | BPF_W | BPF_ABS
+BPF_JEQ_K = 0x15         # BPF_JMP | BPF_JEQ | BPF_K
+BPF_JGE_K = 0x35         # BPF_JMP | BPF_JGE | BPF_K
+BPF_JSET_K = 0x45        # BPF_JMP | BPF_JSET | BPF_K
+BPF_RET_K = 0x06         # BPF_RET | BPF_K
+
+SECCOMP_RET_KILL_PROCESS = 0x80000000
+SECCOMP_RET_ERRNO = 0x00050000
+SECCOMP_RET_ALLOW = 0x7FFF0000
+
+# offsets in struct seccomp_data {int nr; u32 arch; u64 ip; u64 args[6];}
+OFF_NR, OFF_ARCH, OFF_ARG0_LO = 0, 4, 16
+
+AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+X32_SYSCALL_BIT = 0x40000000
+AF_UNIX = 1
+
+# Every CLONE_NEW* flag: a new namespace of any kind is a way out of (or a new
+# attack surface around) the one bwrap built. CLONE_NEWTIME .. CLONE_NEWNET.
+CLONE_NEWTIME = 0x00000080
+CLONE_NEWNS = 0x00020000
+CLONE_NEWCGROUP = 0x02000000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+CLONE_NS_MASK = (CLONE_NEWTIME | CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS
+                 | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET)
+
+ARCHES = ("x86_64", "aarch64")
+_ALIASES = {"amd64": "x86_64", "x86-64": "x86_64", "arm64": "aarch64"}
+
+# Syscall numbers (asm/unistd_64.h for x86-64, asm-generic/unistd.h for aarch64).
+_NAMES = (
+    "socket", "socketpair", "clone", "clone3", "unshare", "setns", "mount", "umount2",
+    "pivot_root", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick",
+    "mount_setattr", "ptrace", "process_vm_readv", "process_vm_writev", "bpf", "keyctl",
+    "add_key", "request_key", "perf_event_open", "kexec_load", "kexec_file_load",
+    "init_module", "finit_module", "delete_module", "userfaultfd", "io_uring_setup",
+    "io_uring_enter", "io_uring_register", "acct", "swapon", "swapoff", "reboot",
+)
+_X86_64 = (41, 53, 56, 435, 272, 308, 165, 166, 155, 428, 429, 430, 431, 432, 433, 442,
+           101, 310, 311, 321, 250, 248, 249, 298, 246, 320, 175, 313, 176, 323, 425, 426,
+           427, 163, 167, 168, 169)
+_AARCH64 = (198, 199, 220, 435, 97, 268, 40, 39, 41, 428, 429, 430, 431, 432, 433, 442,
+            117, 270, 271, 280, 219, 217, 218, 241, 104, 294, 105, 273, 106, 282, 425, 426,
+            427, 89, 224, 225, 142)
+_TABLES = {"x86_64": dict(zip(_NAMES, _X86_64, strict=True)),
+           "aarch64": dict(zip(_NAMES, _AARCH64, strict=True))}
+
+# Denied outright, with the reason each is on the list. Rows, not code.
+DENIED: tuple[tuple[str, int, str], ...] = (
+    ("clone3", _errno.ENOSYS, "flags live in memory; ENOSYS makes libc fall back to clone"),
+    ("setns", _errno.EPERM, "joining another namespace"),
+    ("mount", _errno.EPERM, "remounting the sandbox's read-only views"),
+    ("umount2", _errno.EPERM, "uncovering masked paths"),
+    ("pivot_root", _errno.EPERM, "replacing the root"),
+    ("open_tree", _errno.EPERM, "new mount API"),
+    ("move_mount", _errno.EPERM, "new mount API"),
+    ("fsopen", _errno.EPERM, "new mount API"),
+    ("fsconfig", _errno.EPERM, "new mount API"),
+    ("fsmount", _errno.EPERM, "new mount API"),
+    ("fspick", _errno.EPERM, "new mount API"),
+    ("mount_setattr", _errno.EPERM, "changing mount flags"),
+    ("ptrace", _errno.EPERM, "tracing can rewrite any process in the sandbox"),
+    ("process_vm_readv", _errno.EPERM, "reading another process's memory"),
+    ("process_vm_writev", _errno.EPERM, "writing another process's memory"),
+    ("bpf", _errno.EPERM, "kernel attack surface"),
+    ("keyctl", _errno.EPERM, "the kernel keyring is not namespaced"),
+    ("add_key", _errno.EPERM, "the kernel keyring is not namespaced"),
+    ("request_key", _errno.EPERM, "the kernel keyring is not namespaced"),
+    ("perf_event_open", _errno.EPERM, "kernel attack surface and side channels"),
+    ("kexec_load", _errno.EPERM, "host kernel control"),
+    ("kexec_file_load", _errno.EPERM, "host kernel control"),
+    ("init_module", _errno.EPERM, "host kernel control"),
+    ("finit_module", _errno.EPERM, "host kernel control"),
+    ("delete_module", _errno.EPERM, "host kernel control"),
+    ("userfaultfd", _errno.EPERM, "a staple of kernel exploits"),
+    ("io_uring_setup", _errno.EPERM, "io_uring bypasses syscall filtering"),
+    ("io_uring_enter", _errno.EPERM, "io_uring bypasses syscall filtering"),
+    ("io_uring_register", _errno.EPERM, "io_uring bypasses syscall filtering"),
+    ("acct", _errno.EPERM, "host accounting"),
+    ("swapon", _errno.EPERM, "host memory control"),
+    ("swapoff", _errno.EPERM, "host memory control"),
+    ("reboot", _errno.EPERM, "host control"),
+)
+# Denied only with certain arguments (see build_filter).
+CONDITIONAL: tuple[tuple[str, str], ...] = (
+    ("socket", "domain AF_UNIX, when deny_unix_sockets: host Unix sockets (docker, "
+               "ssh-agent, D-Bus) are reachable through the shared filesystem"),
+    ("clone", "any CLONE_NEW* flag: no nested namespaces"),
+    ("unshare", "any CLONE_NEW* flag: no nested namespaces"),
+)
+
+
+def _arch(arch: str) -> str:
+    a = _ALIASES.get(arch, arch)
+    if a not in AUDIT_ARCH:
+        raise ValueError(f"unsupported seccomp architecture {arch!r} "
+                         f"(supported: {', '.join(ARCHES)})")
+    return a
+
+
+def syscall_numbers(arch: str) -> dict[str, int]:
+    """Name → number for the syscalls the filter mentions, for ``arch``."""
+    return dict(_TABLES[_arch(arch)])
+
+
+class _Asm:
+    """Tiny assembler: instructions with symbolic forward jump targets."""
+
+    def __init__(self) -> None:
+        self.ins: list[tuple[int, object, object, int]] = []
+        self.labels: dict[str, int] = {}
+
+    def emit(self, code: int, k: int, jt: object = 0, jf: object = 0) -> None:
+        self.ins.append((code, jt, jf, k))
+
+    def label(self, name: str) -> None:
+        self.labels[name] = len(self.ins)
+
+    def assemble(self) -> bytes:
+        out = bytearray()
+        for pc, (code, jt, jf, k) in enumerate(self.ins):
+            offs = []
+            for target in (jt, jf):
+                off = target if isinstance(target, int) else self.labels[target] - pc - 1
+                if not 0 <= off <= 255:
+                    raise AssertionError(f"BPF jump out of range at {pc}: {off}")
+                offs.append(off)
+            out += struct.pack("<HBBI", code, offs[0], offs[1], k)
+        return bytes(out)
+
+
+def build_filter(arch: str, *, deny_unix_sockets: bool) -> bytes:
+    """The packed ``struct sock_filter`` array for ``arch``; ValueError if unsupported."""
+    a = _arch(arch)
+    nr = _TABLES[a]
+    asm = _Asm()
+    asm.emit(BPF_LD_W_ABS, OFF_ARCH)
+    asm.emit(BPF_JEQ_K, AUDIT_ARCH[a], 1, 0)
+    asm.emit(BPF_RET_K, SECCOMP_RET_KILL_PROCESS)
+    asm.emit(BPF_LD_W_ABS, OFF_NR)
+    if a == "x86_64":
+        asm.emit(BPF_JGE_K, X32_SYSCALL_BIT, "eperm", 0)
+    for name, err, _why in DENIED:
+        asm.emit(BPF_JEQ_K, nr[name], "enosys" if err == _errno.ENOSYS else "eperm", 0)
+    if deny_unix_sockets:
+        asm.emit(BPF_JEQ_K, nr["socket"], "socket", 0)
+    asm.emit(BPF_JEQ_K, nr["clone"], "nsflags", 0)
+    asm.emit(BPF_JEQ_K, nr["unshare"], "nsflags", 0)
+    asm.emit(BPF_RET_K, SECCOMP_RET_ALLOW)
+    if deny_unix_sockets:
+        asm.label("socket")
+        asm.emit(BPF_LD_W_ABS, OFF_ARG0_LO)
+        asm.emit(BPF_JEQ_K, AF_UNIX, "eperm", 0)
+        asm.emit(BPF_RET_K, SECCOMP_RET_ALLOW)
+    asm.label("nsflags")
+    asm.emit(BPF_LD_W_ABS, OFF_ARG0_LO)
+    asm.emit(BPF_JSET_K, CLONE_NS_MASK, "eperm", 0)
+    asm.emit(BPF_RET_K, SECCOMP_RET_ALLOW)
+    asm.label("eperm")
+    asm.emit(BPF_RET_K, SECCOMP_RET_ERRNO | _errno.EPERM)
+    asm.label("enosys")
+    asm.emit(BPF_RET_K, SECCOMP_RET_ERRNO | _errno.ENOSYS)
+    return asm.assemble()
+
+
+def digest(program: bytes) -> str:
+    """sha256 of a program, for golden tests and the ledger's spec hash."""
+    return hashlib.sha256(program).hexdigest()
+
+
+def host_arch() -> str | None:
+    """This machine's filter architecture, or None if unsupported (fail closed)."""
+    import platform
+    m = platform.machine()
+    m = _ALIASES.get(m, m)
+    return m if m in AUDIT_ARCH else None

@@ -1,0 +1,210 @@
+"""The seccomp program: golden bytes, a BPF interpreter run, and a real sandbox."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+
+import pytest
+
+from compiler import seccomp
+from compiler.seccomp import (AUDIT_ARCH, SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO,
+                              SECCOMP_RET_KILL_PROCESS, build_filter, syscall_numbers)
+
+GOLDEN = {
+    ("x86_64", True): (50, "065ff82911724a41329dbac4292a9aff3d35f6eb5cbe158355199156e4cc325d"),
+    ("x86_64", False): (46, "22130fc1a7e4d55f96f2331474bc2d8eb3785474909fd97d38f9917c58c6a1d2"),
+    ("aarch64", True): (49, "a18d22b423e1dd8d0bad89ffe792aea62d84eaa45f37ebf1b6ef32b69a231ac3"),
+    ("aarch64", False): (45, "31ab564eea9fb2f047892dad9a089c35ef4acb2d33abd11b005efed245fddbfb"),
+}
+
+
+@pytest.mark.parametrize("arch,unix", sorted(GOLDEN))
+def test_golden(arch, unix):
+    prog = build_filter(arch, deny_unix_sockets=unix)
+    assert (len(prog) // 8, seccomp.digest(prog)) == GOLDEN[(arch, unix)]
+
+
+def test_aliases_and_unsupported_arch():
+    assert build_filter("amd64", deny_unix_sockets=True) == build_filter("x86_64", deny_unix_sockets=True)
+    assert build_filter("arm64", deny_unix_sockets=False) == build_filter("aarch64", deny_unix_sockets=False)
+    with pytest.raises(ValueError, match="unsupported seccomp architecture 'riscv64'"):
+        build_filter("riscv64", deny_unix_sockets=True)
+
+
+# --- a tiny classic-BPF interpreter (the subset a seccomp program may use) ----------
+
+def run_bpf(prog: bytes, nr: int, arch: int, args=(0, 0, 0, 0, 0, 0)) -> int:
+    data = struct.pack("<iIQ6Q", nr, arch, 0, *args)
+    ins = [struct.unpack_from("<HBBI", prog, i) for i in range(0, len(prog), 8)]
+    pc, acc, steps = 0, 0, 0
+    while True:
+        steps += 1
+        assert steps <= len(ins), "a loop: seccomp programs only jump forward"
+        code, jt, jf, k = ins[pc]
+        if code == 0x20:                       # ld [k]
+            acc = struct.unpack_from("<I", data, k)[0]
+            pc += 1
+        elif code == 0x15:                     # jeq #k
+            pc += 1 + (jt if acc == k else jf)
+        elif code == 0x35:                     # jge #k
+            pc += 1 + (jt if acc >= k else jf)
+        elif code == 0x45:                     # jset #k
+            pc += 1 + (jt if acc & k else jf)
+        elif code == 0x06:                     # ret #k
+            return k
+        else:
+            raise AssertionError(f"unexpected opcode {code:#x} at {pc}")
+
+
+EPERM = SECCOMP_RET_ERRNO | errno.EPERM
+ENOSYS = SECCOMP_RET_ERRNO | errno.ENOSYS
+
+
+@pytest.mark.parametrize("arch", seccomp.ARCHES)
+def test_interpreter_decisions(arch):
+    nr = syscall_numbers(arch)
+    prog = build_filter(arch, deny_unix_sockets=True)
+    aa = AUDIT_ARCH[arch]
+
+    def ev(name_or_nr, *args):
+        n = nr[name_or_nr] if isinstance(name_or_nr, str) else name_or_nr
+        return run_bpf(prog, n, aa, args + (0,) * (6 - len(args)))
+
+    for name, err, _ in seccomp.DENIED:
+        assert ev(name) == SECCOMP_RET_ERRNO | err, name
+    assert ev("clone3") == ENOSYS
+    assert ev("socket", 1, 1) == EPERM                        # AF_UNIX
+    assert ev("socket", 0xFFFFFFFF_00000001, 1) == EPERM      # high word ignored, as the kernel does
+    assert ev("socket", 2, 1) == SECCOMP_RET_ALLOW            # AF_INET
+    assert ev("socket", 10, 1) == SECCOMP_RET_ALLOW           # AF_INET6
+    assert ev("socketpair", 1, 1) == SECCOMP_RET_ALLOW        # local pairs stay allowed
+    assert ev("clone", 0x01200011) == SECCOMP_RET_ALLOW       # fork()'s flags
+    assert ev("clone", 0x003D0F00) == SECCOMP_RET_ALLOW       # pthread_create's flags
+    for flag in (0x10000000, 0x00020000, 0x40000000, 0x20000000, 0x80):
+        assert ev("clone", 0x11 | flag) == EPERM, hex(flag)
+        assert ev("unshare", flag) == EPERM, hex(flag)
+    assert ev("unshare", 0x00000400) == SECCOMP_RET_ALLOW     # CLONE_FILES only
+    # ordinary syscalls: read/write/openat/execve
+    common = {"x86_64": (0, 1, 257, 59), "aarch64": (63, 64, 56, 221)}[arch]
+    for n in common:
+        assert ev(n) == SECCOMP_RET_ALLOW
+    # wrong architecture: the whole process dies
+    other = AUDIT_ARCH["aarch64" if arch == "x86_64" else "x86_64"]
+    assert run_bpf(prog, 0, other) == SECCOMP_RET_KILL_PROCESS
+    assert run_bpf(prog, 0, 0x40000003) == SECCOMP_RET_KILL_PROCESS   # AUDIT_ARCH_I386
+
+
+def test_x32_rejected_on_x86_64():
+    prog = build_filter("x86_64", deny_unix_sockets=False)
+    aa = AUDIT_ARCH["x86_64"]
+    assert run_bpf(prog, 0x40000000 | 39, aa) == EPERM        # x32 getpid
+    assert run_bpf(prog, 0x40000000 | 41, aa, (1, 0, 0, 0, 0, 0)) == EPERM  # x32 socket
+    assert run_bpf(prog, 39, aa) == SECCOMP_RET_ALLOW
+
+
+def test_unix_sockets_allowed_when_profile_says_so():
+    for arch in seccomp.ARCHES:
+        prog = build_filter(arch, deny_unix_sockets=False)
+        assert run_bpf(prog, syscall_numbers(arch)["socket"], AUDIT_ARCH[arch],
+                       (1, 1, 0, 0, 0, 0)) == SECCOMP_RET_ALLOW
+
+
+# --- in a real bwrap sandbox ------------------------------------------------------
+
+PY = "/usr/bin/python3"
+needs_sandbox = pytest.mark.skipif(
+    not shutil.which("bwrap") or seccomp.host_arch() is None or not os.path.exists(PY),
+    reason="needs bwrap, a supported architecture and /usr/bin/python3")
+
+PROBE = r"""
+import ctypes, errno, os, socket, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def res(f):
+    try:
+        r = f()
+        return "ok" if r is None or r >= 0 else errno.errorcode[ctypes.get_errno()]
+    except OSError as e:
+        return errno.errorcode[e.errno]
+sc = libc.syscall
+sc.restype = ctypes.c_long
+print("unix", res(lambda: socket.socket(socket.AF_UNIX).close()))
+print("inet", res(lambda: socket.socket(socket.AF_INET).close()))
+print("pair", res(lambda: [s.close() for s in socket.socketpair()] and None))
+print("ptrace", res(lambda: libc.ptrace(0x4206, 1, 0, 0)))  # PTRACE_SEIZE of pid 1
+print("clone3", res(lambda: sc(435, 0, 0)))
+print("uring", res(lambda: sc(425, 1, ctypes.create_string_buffer(120))))
+print("x32", res(lambda: sc(0x40000000 | 39)))
+print("fork", res(lambda: os.waitpid(os.fork() or os._exit(0), 0) and None) if os.fork() else os._exit(0))
+"""
+
+
+def sandbox(argv, program: bytes | None):
+    cmd = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+           "--unshare-all", "--die-with-parent", "--new-session"]
+    with tempfile.TemporaryFile() as f:
+        fds = ()
+        if program is not None:
+            f.write(program)
+            f.flush()
+            f.seek(0)
+            cmd += ["--seccomp", str(f.fileno())]
+            fds = (f.fileno(),)
+        return subprocess.run(cmd + argv, pass_fds=fds, capture_output=True, text=True, timeout=60)
+
+
+def probe(program):
+    r = sandbox([PY, "-I", "-S", "-c", PROBE], program)
+    assert r.returncode == 0, r.stderr
+    return dict(line.split() for line in r.stdout.splitlines())
+
+
+@needs_sandbox
+@pytest.mark.sandbox
+def test_real_filter_denies_and_allows():
+    prog = build_filter(seccomp.host_arch(), deny_unix_sockets=True)
+    got = probe(prog)
+    assert got == {"unix": "EPERM", "inet": "ok", "pair": "ok", "ptrace": "EPERM",
+                   "clone3": "ENOSYS", "uring": "EPERM", "x32": "EPERM", "fork": "ok"}
+
+
+@needs_sandbox
+@pytest.mark.sandbox
+def test_control_without_filter():
+    """Without the filter the same probes succeed: the filter is what denies them."""
+    got = probe(None)
+    assert got["unix"] == "ok" and got["ptrace"] == "ok"
+    assert got["clone3"] in ("EFAULT", "EINVAL")
+
+
+@needs_sandbox
+@pytest.mark.sandbox
+def test_unix_sockets_allowed_by_option():
+    got = probe(build_filter(seccomp.host_arch(), deny_unix_sockets=False))
+    assert (got["unix"], got["ptrace"]) == ("ok", "EPERM")
+
+
+@needs_sandbox
+@pytest.mark.sandbox
+def test_nested_user_namespace_denied():
+    prog = build_filter(seccomp.host_arch(), deny_unix_sockets=True)
+    assert sandbox(["unshare", "-U", "true"], None).returncode == 0       # control
+    r = sandbox(["unshare", "-U", "true"], prog)
+    assert r.returncode != 0
+    assert "Operation not permitted" in r.stderr
+    r = sandbox(["unshare", "-m", "true"], prog)
+    assert r.returncode != 0 and "Operation not permitted" in r.stderr
+
+
+@needs_sandbox
+@pytest.mark.sandbox
+def test_ordinary_work_still_runs():
+    prog = build_filter(seccomp.host_arch(), deny_unix_sockets=True)
+    r = sandbox(["sh", "-c", f"{PY} -c 'print(1)' && git --version && ls / >/dev/null && echo done"], prog)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "1" and lines[1].startswith("git version") and lines[-1] == "done"
