@@ -1,0 +1,384 @@
+"""The run ledger: SQLite (stdlib sqlite3), WAL, versioned migrations, append-only runs.
+
+Every run, refusal and host execution gets one ``runs`` row that is never
+rewritten. What happens to the run afterwards is appended to ``run_events``; the
+current state of a run is its latest event. Append-only is enforced by the
+database itself (triggers), not by convention, so a bug elsewhere cannot
+quietly rewrite history.
+
+States (SPEC §5): ``completed``, ``failed``, ``waiting_for_approval``,
+``denied``, ``aborted``, ``sandbox_error``, plus the transient ``running``.
+``waiting_for_approval`` is a resting state: a run waiting for a person is never
+reported as stopped, failed or aborted. Only ``running`` is transient: when its
+process is gone (SIGKILL, power loss) the run is *reported* ``aborted``, and the
+next open of the ledger appends the ``aborted`` event for it.
+
+The database is injectable: a path, an open ``sqlite3.Connection`` or
+``":memory:"``; by default ``$RINGFENCE_HOME/ledger.db``, else
+``$XDG_STATE_HOME/ringfence/ledger.db`` (``~/.local/state/ringfence``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from rfcore.errors import LedgerError
+
+STATES = ("completed", "failed", "waiting_for_approval", "denied", "aborted",
+          "sandbox_error", "running")
+FINAL_STATES = ("completed", "failed", "denied", "aborted", "sandbox_error")
+TRANSIENT_STATES = ("running",)
+TAIL_BYTES = 4096
+BUSY_TIMEOUT_MS = 15000
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz234567"   # base32, lower case
+
+
+def new_id(prefix: str) -> str:
+    """A short unguessable id: prefix + 10 base32 chars (50 bits from `secrets`)."""
+    return prefix + "".join(secrets.choice(_ALPHABET) for _ in range(10))
+
+
+def state_dir(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    if env.get("RINGFENCE_HOME"):
+        return Path(env["RINGFENCE_HOME"])
+    xdg = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(xdg) / "ringfence"
+
+
+def default_path(env: Mapping[str, str] | None = None) -> Path:
+    return state_dir(env) / "ledger.db"
+
+
+# --- migrations: each is one function, applied in ONE transaction ----------------
+
+def _m1_runs(c: sqlite3.Connection) -> None:
+    c.execute("""CREATE TABLE runs (
+        id TEXT PRIMARY KEY, created_at REAL NOT NULL, kind TEXT NOT NULL,
+        profile TEXT, spec_digest TEXT, workspace TEXT, cwd TEXT,
+        command TEXT NOT NULL, argv TEXT, verdict TEXT, decision TEXT,
+        session TEXT, parent_id TEXT REFERENCES runs(id))""")
+    c.execute("""CREATE TABLE run_events (
+        run_id TEXT NOT NULL REFERENCES runs(id), seq INTEGER NOT NULL,
+        state TEXT NOT NULL, at REAL NOT NULL, pid INTEGER, pid_start TEXT,
+        exit_code INTEGER, duration REAL, stdout_tail TEXT, stderr_tail TEXT,
+        changes TEXT, network TEXT, degradations TEXT, approval_id TEXT, note TEXT,
+        PRIMARY KEY (run_id, seq))""")
+    for table in ("runs", "run_events"):
+        for op in ("UPDATE", "DELETE"):
+            c.execute(f"""CREATE TRIGGER {table}_no_{op.lower()} BEFORE {op} ON {table}
+                BEGIN SELECT RAISE(ABORT, '{table} are append-only'); END""")
+
+
+def _m2_approvals(c: sqlite3.Connection) -> None:
+    c.execute("""CREATE TABLE approvals (
+        id TEXT PRIMARY KEY, run_id TEXT NOT NULL REFERENCES runs(id),
+        created_at REAL NOT NULL, command TEXT NOT NULL, argv TEXT,
+        keys TEXT NOT NULL, verdict_class TEXT NOT NULL, reasons TEXT NOT NULL,
+        where_ TEXT NOT NULL, profile TEXT, profile_source TEXT,
+        profile_digest TEXT, workspace TEXT, cwd TEXT, session TEXT,
+        status TEXT NOT NULL DEFAULT 'pending', scope TEXT,
+        decided_at REAL, decided_by TEXT, decided_session TEXT)""")
+    c.execute("CREATE INDEX approvals_status ON approvals(status)")
+    c.execute("""CREATE TABLE grants (
+        key TEXT NOT NULL, scope TEXT NOT NULL, session TEXT NOT NULL,
+        created_at REAL NOT NULL, expires_at REAL, approval_id TEXT,
+        PRIMARY KEY (key, scope, session))""")
+
+
+def _m3_event_index(c: sqlite3.Connection) -> None:
+    c.execute("CREATE INDEX run_events_state ON run_events(state)")
+    c.execute("CREATE INDEX runs_created ON runs(created_at)")
+
+
+MIGRATIONS = (_m1_runs, _m2_approvals, _m3_event_index)
+
+
+def migrate(conn: sqlite3.Connection, upto: int | None = None) -> int:
+    """Apply pending migrations, each in its own IMMEDIATE transaction.
+
+    The version is read again inside the transaction, so two processes opening a
+    fresh ledger at once never apply a migration twice.
+    """
+    target = len(MIGRATIONS) if upto is None else upto
+    while True:
+        with transaction(conn):
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > len(MIGRATIONS):
+                raise LedgerError(f"ledger schema v{version} is newer than this "
+                                  f"ringfence (v{len(MIGRATIONS)})",
+                                  hint="upgrade ringfence, or point RINGFENCE_HOME elsewhere")
+            if version >= target:
+                return version
+            MIGRATIONS[version](conn)
+            conn.execute(f"PRAGMA user_version = {version + 1}")
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error: all writes are atomic."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.Error as exc:
+        raise LedgerError(f"ledger is busy or unwritable: {exc}") from exc
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")
+
+
+# --- process liveness (for aborted-run detection) ---------------------------------
+
+def _proc_start(pid: int) -> str | None:
+    """Start time of `pid` in clock ticks since boot; guards against pid reuse."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read().decode("ascii", "replace")
+        return data[data.rindex(")") + 2:].split()[19]
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _alive(pid: int | None, start: str | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # exists, owned by someone else
+    now = _proc_start(pid)
+    return start is None or now is None or now == start
+
+
+def tail(data: bytes | str | None, limit: int = TAIL_BYTES) -> str | None:
+    if data is None:
+        return None
+    if isinstance(data, bytes):
+        data = data[-limit:].decode("utf-8", "replace")
+    return data[-limit:]
+
+
+# --- records ---------------------------------------------------------------------
+
+_RESULT_FIELDS = ("exit_code", "duration", "stdout_tail", "stderr_tail", "changes",
+                  "network", "degradations")
+_JSON_FIELDS = ("changes", "network", "degradations")
+
+
+@dataclass
+class RunRecord:
+    id: str
+    created_at: float
+    kind: str                       # "sandbox" | "host"
+    command: str
+    profile: str | None = None
+    spec_digest: str | None = None
+    workspace: str | None = None
+    cwd: str | None = None
+    argv: list[str] | None = None
+    verdict: dict | None = None
+    decision: dict | None = None
+    session: str | None = None
+    parent_id: str | None = None
+    events: list[dict] = field(default_factory=list)
+    approvals: list[dict] = field(default_factory=list)
+    children: list[str] = field(default_factory=list)
+
+    @property
+    def state(self) -> str:
+        """The latest event's state; a dead `running` reads as `aborted`."""
+        last = self.events[-1] if self.events else None
+        if last is None:
+            return "aborted"
+        if last["state"] in TRANSIENT_STATES and not _alive(last["pid"], last["pid_start"]):
+            return "aborted"
+        return last["state"]
+
+    def result(self, name: str) -> Any:
+        """The latest non-null value of a result field across the events."""
+        for event in reversed(self.events):
+            if event.get(name) is not None:
+                return event[name]
+        return None
+
+    def to_json(self) -> dict:
+        out = {k: getattr(self, k) for k in (
+            "id", "created_at", "kind", "profile", "spec_digest", "workspace", "cwd",
+            "command", "argv", "verdict", "decision", "session", "parent_id")}
+        out["state"] = self.state
+        out.update({k: self.result(k) for k in _RESULT_FIELDS})
+        out["approvals"] = self.approvals
+        out["children"] = self.children
+        out["events"] = [{k: v for k, v in e.items() if k not in ("run_id", "pid_start")}
+                         for e in self.events]
+        return out
+
+
+class Ledger:
+    """One open ledger. Thread-unsafe by design: one per process/thread."""
+
+    def __init__(self, db: str | os.PathLike | sqlite3.Connection | None = None, *,
+                 env: Mapping[str, str] | None = None, recover: bool = True) -> None:
+        if isinstance(db, sqlite3.Connection):
+            self.conn = db
+            self.path = None
+        else:
+            path = default_path(env) if db is None else db
+            self.path = str(path)
+            try:
+                if self.path != ":memory:":
+                    Path(self.path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
+                                            isolation_level=None)
+            except (OSError, sqlite3.Error) as exc:
+                raise LedgerError(f"cannot open ledger {self.path}: {exc}",
+                                  hint="set RINGFENCE_HOME to a writable directory") from exc
+        self.conn.isolation_level = None   # explicit transactions only
+        self.conn.row_factory = sqlite3.Row
+        try:
+            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            migrate(self.conn)
+            if recover:
+                self.recover()
+        except sqlite3.DatabaseError as exc:
+            raise LedgerError(f"ledger {self.path or '(connection)'} is unusable: {exc}") from exc
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Ledger":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- writes ---
+
+    def start_run(self, *, kind: str, command: str, state: str, argv=None,
+                  profile: str | None = None, spec_digest: str | None = None,
+                  workspace: str | None = None, cwd: str | None = None,
+                  verdict: dict | None = None, decision: dict | None = None,
+                  session: str | None = None, parent_id: str | None = None,
+                  **event: Any) -> str:
+        """Insert the run row and its first event in one transaction; return the id."""
+        run_id = new_id("run_")
+        with transaction(self.conn) as c:
+            c.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", (
+                run_id, time.time(), kind, profile, spec_digest, workspace, cwd, command,
+                _dump(list(argv) if argv is not None else None), _dump(verdict),
+                _dump(decision), session, parent_id))
+            self._append(c, run_id, state, event)
+        return run_id
+
+    def append_event(self, run_id: str, state: str, **event: Any) -> int:
+        with transaction(self.conn) as c:
+            return self._append(c, run_id, state, event)
+
+    def append_event_tx(self, conn: sqlite3.Connection, run_id: str, state: str,
+                        **event: Any) -> int:
+        """Append an event inside a transaction the caller already holds."""
+        return self._append(conn, run_id, state, event)
+
+    def _append(self, c: sqlite3.Connection, run_id: str, state: str,
+                event: dict[str, Any]) -> int:
+        if state not in STATES:
+            raise LedgerError(f"unknown run state {state!r}")
+        unknown = set(event) - set(_RESULT_FIELDS) - {"approval_id", "note", "pid"}
+        if unknown:
+            raise LedgerError(f"unknown run event fields: {sorted(unknown)}")
+        seq = c.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM run_events WHERE run_id=?",
+                        (run_id,)).fetchone()[0]
+        pid = event.get("pid", os.getpid()) if state in TRANSIENT_STATES else None
+        values = {k: event.get(k) for k in _RESULT_FIELDS}
+        for k in _JSON_FIELDS:
+            values[k] = _dump(values[k])
+        c.execute("""INSERT INTO run_events (run_id, seq, state, at, pid, pid_start,
+            exit_code, duration, stdout_tail, stderr_tail, changes, network, degradations,
+            approval_id, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""", (
+            run_id, seq, state, time.time(), pid, _proc_start(pid) if pid else None,
+            values["exit_code"], values["duration"], tail(event.get("stdout_tail")),
+            tail(event.get("stderr_tail")), values["changes"], values["network"],
+            values["degradations"], event.get("approval_id"), event.get("note")))
+        return seq
+
+    def recover(self) -> list[str]:
+        """Append `aborted` to every run whose latest event is a dead `running`."""
+        rows = self.conn.execute("""SELECT e.run_id, e.pid, e.pid_start FROM run_events e
+            WHERE e.state IN ('running') AND e.seq = (SELECT MAX(seq) FROM run_events
+            WHERE run_id = e.run_id)""").fetchall()
+        dead = [r["run_id"] for r in rows if not _alive(r["pid"], r["pid_start"])]
+        if not dead:
+            return []
+        with transaction(self.conn) as c:
+            for run_id in dead:
+                last = c.execute("SELECT state FROM run_events WHERE run_id=? "
+                                 "ORDER BY seq DESC LIMIT 1", (run_id,)).fetchone()
+                if last["state"] == "running":   # re-checked under the write lock
+                    self._append(c, run_id, "aborted",
+                                 {"note": "the process running it died (killed or crashed)"})
+        return dead
+
+    # --- reads ---
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        row = self.conn.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
+        return self._record(row) if row else None
+
+    def list_runs(self, limit: int | None = 50) -> list[RunRecord]:
+        sql = "SELECT * FROM runs ORDER BY created_at DESC, rowid DESC"
+        rows = self.conn.execute(sql + (" LIMIT ?" if limit else ""),
+                                 (limit,) if limit else ()).fetchall()
+        return [self._record(r) for r in rows]
+
+    def export(self) -> Iterator[dict]:
+        for row in self.conn.execute("SELECT * FROM runs ORDER BY created_at, rowid").fetchall():
+            yield self._record(row).to_json()
+
+    def _record(self, row: sqlite3.Row) -> RunRecord:
+        rec = RunRecord(id=row["id"], created_at=row["created_at"], kind=row["kind"],
+                        command=row["command"], profile=row["profile"],
+                        spec_digest=row["spec_digest"], workspace=row["workspace"],
+                        cwd=row["cwd"], argv=_load(row["argv"]), verdict=_load(row["verdict"]),
+                        decision=_load(row["decision"]), session=row["session"],
+                        parent_id=row["parent_id"])
+        for e in self.conn.execute("SELECT * FROM run_events WHERE run_id=? ORDER BY seq",
+                                   (rec.id,)):
+            event = dict(e)
+            for k in _JSON_FIELDS:
+                event[k] = _load(event[k])
+            rec.events.append(event)
+        rec.approvals = [dict(a) for a in self.conn.execute(
+            "SELECT id, status, scope, where_ AS 'where', created_at, decided_at, decided_by "
+            "FROM approvals WHERE run_id=? ORDER BY created_at", (rec.id,))]
+        rec.children = [r[0] for r in self.conn.execute(
+            "SELECT id FROM runs WHERE parent_id=? ORDER BY created_at", (rec.id,))]
+        return rec
+
+
+def _dump(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, sort_keys=True)
+
+
+def _load(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def open_ledger(db: str | os.PathLike | sqlite3.Connection | None = None, *,
+                env: Mapping[str, str] | None = None) -> Ledger:
+    return Ledger(db, env=env)
