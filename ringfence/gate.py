@@ -1,0 +1,150 @@
+"""The gate: Verdict x Profile -> allow | ask | deny, with reasons. Pure.
+
+Precedence is deny over ask over allow. Two contexts:
+
+* ``host``: the command would run directly on the machine (a host request).
+  Only harmless helpers pass freely; a one-time construct always asks (no
+  grant or allow rule may cover it); every capability must be granted or
+  allowed by a rule, and an ``ask`` rule (irreversible actions) overrides an
+  allow rule unless the capability itself was granted.
+* ``sandbox``: the command runs inside the profile's sandbox, which is the
+  boundary, so only deny and ask rules matter (``git push`` under Build asks).
+
+Rules match each capability's argv (never raw text), both as written and with
+a multiplexer's global options removed (``git -C d push`` is ``git push``).
+Deny and ask rules also see through a path (``/usr/bin/git push``); allow rules
+never do, so a rule for ``sed`` cannot cover ``./sed``.
+
+Rules apply to the capabilities of every verdict class: a one-time command
+that also runs ``git push`` is still caught by a deny rule on ``git push``.
+Lives in ``ringfence`` because ``classifier`` and ``profiles`` never import
+each other. Imports no lark (compiled patterns come from the cache).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from classifier.verdict import Capability, Verdict
+from profiles.model import CommandRule, Profile
+from profiles.patterns import Compiled, argv_views, compiled_rules, match
+
+DecisionKind = Literal["allow", "ask", "deny"]
+Context = Literal["host", "sandbox"]
+
+
+@dataclass(frozen=True)
+class RuleMatch:
+    """A command rule that matched one capability."""
+
+    action: str                       # "allow" | "ask" | "deny"
+    pattern: str
+    key: str                          # the capability key it matched
+    where: str                        # "file:line", or "" if unknown
+    holes: tuple[tuple[str, str], ...] = ()
+
+    def describe(self) -> str:
+        holes = ", ".join(f"{k}={v}" for k, v in self.holes)
+        bound = f" ({holes})" if holes else ""
+        at = f" at {self.where}" if self.where else ""
+        return f"{self.action} rule '{self.pattern}'{bound}{at}"
+
+    def to_json(self) -> dict:
+        return {"action": self.action, "pattern": self.pattern, "key": self.key,
+                "where": self.where, "holes": dict(self.holes)}
+
+
+@dataclass(frozen=True)
+class Decision:
+    decision: DecisionKind
+    reasons: tuple[str, ...]
+    matched: tuple[RuleMatch, ...] = ()
+
+    def to_json(self) -> dict:
+        return {"decision": self.decision, "reasons": list(self.reasons)}
+
+
+def _where(rule: CommandRule) -> str:
+    w = rule.where
+    if w.file and w.line:
+        return f"{w.file}:{w.line}"
+    return w.file or ""
+
+
+def _first_match(cap: Capability, rules, action: str) -> RuleMatch | None:
+    views = argv_views(cap.key, cap.argv)
+    for rule, compiled in rules:
+        if rule.action != action:
+            continue
+        for argv in views:
+            holes = match(compiled, argv, by_basename=action != "allow")
+            if holes is not None:
+                return RuleMatch(action, rule.pattern, cap.key, _where(rule),
+                                 tuple(holes.items()))
+    return None
+
+
+def _one_time_reasons(verdict: Verdict) -> list[str]:
+    if not verdict.findings:
+        return ["one-time approval required"]
+    return [f"one-time approval required: {f.code} {f.message}" for f in verdict.findings]
+
+
+def decide(verdict: Verdict, profile: Profile, *, grants: frozenset[str] = frozenset(),
+           context: Context = "host") -> Decision:
+    """Decide what happens to ``verdict`` under ``profile`` (see module docstring)."""
+    if context not in ("host", "sandbox"):
+        raise ValueError(f"unknown gate context {context!r}")
+    rules: tuple[tuple[CommandRule, Compiled], ...] = compiled_rules(profile)
+    caps = verdict.capabilities
+
+    denied = [m for c in caps if (m := _first_match(c, rules, "deny"))]
+    if denied:
+        return Decision("deny", tuple(f"`{m.key}` is denied by {m.describe()}" for m in denied),
+                        tuple(denied))
+
+    if not profile.sandbox:
+        return Decision("allow", (f"profile '{profile.name}' runs without a sandbox and "
+                                  "asks no approvals (recorded)",))
+
+    asks = [m for c in caps if c.key not in grants and (m := _first_match(c, rules, "ask"))]
+    if context == "sandbox":
+        if asks:
+            return Decision("ask", tuple(f"`{m.key}` needs approval: {m.describe()}"
+                                         for m in asks), tuple(asks))
+        return Decision("allow", (f"runs inside the '{profile.name}' sandbox",))
+
+    # context == "host"
+    if verdict.verdict == "helper":
+        return Decision("allow", ("only harmless helpers and decoration",))
+    if profile.host == "deny":
+        return Decision("deny", (f"host requests are denied under {profile.name}",))
+    if verdict.verdict == "one_time":
+        reasons = _one_time_reasons(verdict)
+        reasons += [f"`{m.key}` needs approval: {m.describe()}" for m in asks]
+        return Decision("ask", tuple(reasons), tuple(asks))
+
+    reasons: list[str] = []
+    matched: list[RuleMatch] = list(asks)
+    pending = False
+    asked = {m.key for m in asks}
+    for key in verdict.keys:
+        if key in asked:
+            m = next(m for m in asks if m.key == key)
+            reasons.append(f"`{key}` needs approval: {m.describe()}")
+            pending = True
+        elif key in grants:
+            reasons.append(f"`{key}` is granted")
+        else:
+            allow = next((m for c in caps if c.key == key
+                          and (m := _first_match(c, rules, "allow"))), None)
+            # Every invocation of the key must be allowed, not just the first.
+            if allow is not None and all(_first_match(c, rules, "allow")
+                                         for c in caps if c.key == key):
+                matched.append(allow)
+                reasons.append(f"`{key}` is allowed by {allow.describe()}")
+            else:
+                reasons.append(f"needs approval for capability `{key}`")
+                pending = True
+    return Decision("ask" if pending else "allow", tuple(reasons), tuple(matched))
