@@ -1,0 +1,171 @@
+"""Pending approvals: a request that waits for a person (SPEC §5).
+
+An approval records everything needed to execute the request later, exactly
+where it was asked for: on the ``host`` (``bash -c`` in the recorded cwd) or in
+the ``sandbox`` (same profile and workspace) when a profile's ``ask`` rule held
+a sandboxed run back.
+
+Claiming is atomic across processes: ``BEGIN IMMEDIATE`` takes the write lock,
+and ``UPDATE ... WHERE status='pending'`` must change exactly one row. Two
+concurrent ``ringfence approve`` calls therefore execute the command once; the
+loser gets :class:`ApprovalError` (exit 2), never a second run. Grants for a
+``session``/``always`` approval are written in the same transaction as the
+claim, so a crash cannot leave a grant without its approval or the reverse.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import time
+from dataclasses import dataclass
+
+from rfcore.errors import ApprovalError
+
+from .grants import add_grants, validate_scope
+from .ledger import Ledger, new_id, transaction
+
+WHERE = ("host", "sandbox")
+
+
+@dataclass(frozen=True)
+class Approval:
+    id: str
+    run_id: str
+    created_at: float
+    command: str
+    argv: tuple[str, ...] | None
+    keys: tuple[str, ...]
+    verdict_class: str
+    reasons: tuple[str, ...]
+    where: str
+    profile: str | None
+    profile_source: str | None
+    profile_digest: str | None
+    workspace: str | None
+    cwd: str | None
+    session: str | None
+    status: str = "pending"
+    scope: str | None = None
+    decided_at: float | None = None
+    decided_by: str | None = None
+
+    @property
+    def grantable(self) -> bool:
+        """One-time requests are never covered by a standing grant."""
+        return self.verdict_class == "capability" and bool(self.keys)
+
+    def age(self, now: float | None = None) -> float:
+        return (time.time() if now is None else now) - self.created_at
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "run_id": self.run_id, "created_at": self.created_at,
+                "command": self.command, "argv": list(self.argv) if self.argv else None,
+                "capabilities": list(self.keys), "verdict": self.verdict_class,
+                "reasons": list(self.reasons), "where": self.where, "profile": self.profile,
+                "workspace": self.workspace, "cwd": self.cwd, "session": self.session,
+                "status": self.status, "scope": self.scope, "decided_at": self.decided_at,
+                "decided_by": self.decided_by}
+
+
+def _from_row(r) -> Approval:
+    argv = json.loads(r["argv"]) if r["argv"] else None
+    return Approval(r["id"], r["run_id"], r["created_at"], r["command"],
+                    tuple(argv) if argv is not None else None, tuple(json.loads(r["keys"])),
+                    r["verdict_class"], tuple(json.loads(r["reasons"])), r["where_"],
+                    r["profile"], r["profile_source"], r["profile_digest"], r["workspace"],
+                    r["cwd"], r["session"], r["status"], r["scope"], r["decided_at"],
+                    r["decided_by"])
+
+
+def create(ledger: Ledger, *, run_id: str, command: str, keys, verdict_class: str,
+           reasons, where: str, argv=None, profile: str | None = None,
+           profile_source: str | None = None, profile_digest: str | None = None,
+           workspace: str | None = None, cwd: str | None = None,
+           session: str | None = None) -> Approval:
+    if where not in WHERE:
+        raise ApprovalError(f"an approval runs on 'host' or in 'sandbox', not {where!r}")
+    approval_id = new_id("ap_")
+    with transaction(ledger.conn) as c:
+        c.execute("""INSERT INTO approvals (id, run_id, created_at, command, argv, keys,
+            verdict_class, reasons, where_, profile, profile_source, profile_digest,
+            workspace, cwd, session) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""", (
+            approval_id, run_id, time.time(), command,
+            json.dumps(list(argv)) if argv is not None else None, json.dumps(list(keys)),
+            verdict_class, json.dumps(list(reasons)), where, profile, profile_source,
+            profile_digest, workspace, cwd, session))
+    return get(ledger, approval_id)
+
+
+def get(ledger: Ledger, approval_id: str) -> Approval:
+    row = ledger.conn.execute("SELECT * FROM approvals WHERE id=?", (approval_id,)).fetchone()
+    if row is None:
+        raise ApprovalError(f"no approval {approval_id!r}",
+                            hint="see pending requests with 'ringfence approvals list'")
+    return _from_row(row)
+
+
+def pending(ledger: Ledger) -> list[Approval]:
+    rows = ledger.conn.execute("SELECT * FROM approvals WHERE status='pending' "
+                               "ORDER BY created_at").fetchall()
+    return [_from_row(r) for r in rows]
+
+
+def _decided(a: Approval) -> ApprovalError:
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(a.decided_at or 0))
+    return ApprovalError(f"approval {a.id} was already {a.status} "
+                         f"(by {a.decided_by or '?'} at {when}); nothing was run again",
+                         hint="run the command again to create a new request")
+
+
+def claim(ledger: Ledger, approval_id: str, *, scope: str, session: str,
+          ttl: float | None = None, on_claim=None) -> Approval:
+    """Atomically move a pending approval to `approved` and store its grants.
+
+    `on_claim(conn, approval)` runs inside the same transaction (the governor
+    appends the resume's `running` event there), so the claim, the grants and
+    the event commit together or not at all.
+    """
+    validate_scope(scope)
+    with transaction(ledger.conn) as c:
+        a = get(ledger, approval_id)
+        if a.status != "pending":
+            raise _decided(a)
+        if scope != "once" and not a.grantable:
+            raise ApprovalError(
+                f"approval {a.id} is a one-time request ({a.verdict_class}); "
+                f"no standing grant may cover it, so --scope {scope} is refused",
+                hint=f"approve it for this execution only: ringfence approve {a.id} --scope once")
+        cur = c.execute("UPDATE approvals SET status='approved', scope=?, decided_at=?, "
+                        "decided_by=?, decided_session=? WHERE id=? AND status='pending'",
+                        (scope, time.time(), _who(), session, a.id))
+        if cur.rowcount != 1:   # cannot happen under the IMMEDIATE lock; fail closed anyway
+            raise _decided(get(ledger, approval_id))
+        add_grants(ledger, a.keys, scope, session, approval_id=a.id, ttl=ttl,
+                   in_transaction=True)
+        claimed = get(ledger, approval_id)
+        if on_claim is not None:
+            on_claim(c, claimed)
+    return claimed
+
+
+def deny(ledger: Ledger, approval_id: str, *, on_deny=None) -> Approval:
+    with transaction(ledger.conn) as c:
+        a = get(ledger, approval_id)
+        if a.status != "pending":
+            raise _decided(a)
+        c.execute("UPDATE approvals SET status='denied', decided_at=?, decided_by=? "
+                  "WHERE id=? AND status='pending'", (time.time(), _who(), a.id))
+        denied = get(ledger, approval_id)
+        if on_deny is not None:
+            on_deny(c, denied)
+    return denied
+
+
+def _who() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # no passwd entry (containers): still record something
+        import os
+
+        return f"uid={os.getuid()}"

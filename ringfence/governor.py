@@ -1,0 +1,534 @@
+"""The governor: SPEC §5 around the runner. Every crossing is seen, approved, recorded.
+
+``govern(request)`` decides where a request may run and records it:
+
+* host request (``run --host``, or a Host-Assisted boundary failure):
+  Strict (``profile.host == "deny"``) -> 77 ``denied``; ``helper`` -> runs on the
+  host; ``capability`` -> runs when the gate (context ``host``, with this
+  session's grants) allows, else a pending approval (75); ``one_time`` -> always
+  a pending approval: a grant never covers it, whatever the gate says.
+* sandboxed request: the gate (context ``sandbox``) says deny -> 77, ask ->
+  pending approval to run *in the sandbox* (75), allow -> ``ringfence.runner``.
+  Under Host-Assisted (``profile.host == "escalate"``) a sandboxed run that fails
+  the way a boundary fails becomes a linked host request automatically.
+
+``approve(id)`` executes the pending command where it was requested, streams its
+real output, exits with its status, and appends the result to the ORIGINAL run.
+
+Only stdlib + our packages: this sits on the ``ringfence run`` hot path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Callable
+
+from rfcore.errors import EXIT_DENIED, EXIT_UNSAFE, EXIT_WAITING, ApprovalError, SandboxError
+
+from . import approvals as ap
+from .changes import diff, snapshot
+from .grants import active_keys, current_session
+from .ledger import Ledger, tail
+
+# A sandboxed failure "looks like the boundary" when its stderr says so. These are
+# the kernel's words for EPERM/EACCES/EROFS, the proxy's refusal, and a socket the
+# seccomp filter blocked. Anything else is the command's own failure: escalating it
+# would turn every bug into a host request.
+BOUNDARY_PATTERNS = re.compile("|".join((
+    r"Operation not permitted", r"Permission denied", r"Read-only file system",
+    r"\bE(?:PERM|ACCES|ROFS)\b", r"Address family not supported",
+    r"\b403\b[^\n]*\bproxy\b", r"\bproxy\b[^\n]*\b403\b", r"CONNECT tunnel failed",
+    r"blocked by ringfence", r"refused by ringfence",
+)), re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Request:
+    profile: Any                         # profiles.model.Profile
+    command: str | None = None           # a bash -c string ...
+    argv: tuple[str, ...] | None = None  # ... or an argv
+    workspace: str = "."
+    cwd: str | None = None
+    host: bool = False
+    session: str = ""
+    timeout: float | None = None
+
+    @property
+    def text(self) -> str:
+        """The command as classified: argv is shell-quoted so bash reads it back exactly."""
+        return self.command if self.command is not None else shlex.join(self.argv or ())
+
+
+@dataclass
+class Outcome:
+    run_id: str
+    state: str
+    exit_code: int
+    approval_id: str | None = None
+    reasons: tuple[str, ...] = ()
+    escalated_run_id: str | None = None
+
+    def to_json(self) -> dict:
+        return {"run_id": self.run_id, "state": self.state, "exit_code": self.exit_code,
+                "approval_id": self.approval_id, "reasons": list(self.reasons),
+                "escalated_run_id": self.escalated_run_id}
+
+
+@dataclass
+class Deps:
+    """The stages the governor drives; injectable so the flow is testable alone."""
+
+    classify: Callable[[str], Any]
+    decide: Callable[..., Any]
+    run_sandbox: Callable[..., Any]
+    load_profile: Callable[..., Any]
+
+
+def default_deps() -> Deps:
+    from classifier import classify
+    from profiles.load import load_profile
+    from ringfence.gate import decide
+    from ringfence.runner import run
+
+    return Deps(classify, decide, run, load_profile)
+
+
+@dataclass
+class Streams:
+    out: BinaryIO = field(default_factory=lambda: sys.stdout.buffer)
+    err: BinaryIO = field(default_factory=lambda: sys.stderr.buffer)
+
+    def say(self, text: str) -> None:
+        self.err.write((text.rstrip("\n") + "\n").encode("utf-8", "replace"))
+        self.err.flush()
+
+
+def safe(text: str) -> str:
+    """Neutralise control characters before untrusted text reaches a terminal."""
+    return "".join(c if c.isprintable() or c == " " else f"\\x{ord(c):02x}" for c in text)
+
+
+# --- entry points --------------------------------------------------------------------
+
+def govern(req: Request, *, ledger: Ledger, deps: Deps | None = None,
+           streams: Streams | None = None, parent_id: str | None = None) -> Outcome:
+    deps = deps or default_deps()
+    streams = streams or Streams()
+    verdict = deps.classify(req.text)
+    if not getattr(req.profile, "sandbox", True):
+        # --sandbox off: explicit full host access for this scope; recorded, no approvals.
+        return _run_host(req, verdict, None, ledger, streams, parent_id,
+                         note="sandbox off (profile 'host'): full host access")
+    if req.host:
+        return _host_request(req, verdict, ledger, deps, streams, parent_id)
+    return _sandbox_request(req, verdict, ledger, deps, streams)
+
+
+def approve(approval_id: str, *, scope: str = "once", session: str | None = None,
+            ledger: Ledger, deps: Deps | None = None, streams: Streams | None = None) -> int:
+    """Execute a pending request where it was asked for; resume its original run."""
+    streams = streams or Streams()
+    pending = ap.get(ledger, approval_id)
+    if pending.status != "pending":
+        raise ap._decided(pending)
+    grant_session = session or pending.session or ""
+    if scope == "session" and (not grant_session or grant_session.startswith("proc-")):
+        raise ApprovalError(
+            "a session grant needs a named session; this request came from an unnamed "
+            "(per-process) session",
+            hint=f"pass --session NAME (or set RINGFENCE_SESSION), or --scope once|always")
+    profile = None
+    if pending.where == "sandbox":
+        deps = deps or default_deps()
+        profile = deps.load_profile(_profile_ref(pending), workspace=pending.workspace)
+        if pending.profile_digest and getattr(profile, "digest", "") != pending.profile_digest:
+            # The approval was given for the policy in force at request time; running
+            # under a changed profile would approve something nobody looked at.
+            raise ApprovalError(f"profile {pending.profile!r} changed since {approval_id} "
+                                "was requested; nothing was run",
+                                hint="run the command again to get a fresh request")
+
+    def _resume(conn, claimed: ap.Approval) -> None:
+        ledger.append_event_tx(conn, claimed.run_id, "running", approval_id=claimed.id,
+                               note=f"approved (scope {scope}) by {claimed.decided_by}")
+
+    claimed = ap.claim(ledger, approval_id, scope=scope, session=grant_session,
+                       on_claim=_resume)
+    if claimed.where == "host":
+        return _exec_and_record(ledger, claimed.run_id, streams,
+                                command=claimed.command, argv=claimed.argv,
+                                cwd=claimed.cwd, workspace=claimed.workspace,
+                                approval_id=claimed.id).exit_code
+    req = Request(profile=profile, command=claimed.command if claimed.argv is None else None,
+                  argv=claimed.argv, workspace=claimed.workspace or ".", cwd=claimed.cwd)
+    return _sandbox_exec(req, ledger, deps, streams, claimed.run_id,
+                         approval_id=claimed.id)[0].exit_code
+
+
+def deny(approval_id: str, *, ledger: Ledger) -> ap.Approval:
+    def _record(conn, denied: ap.Approval) -> None:
+        ledger.append_event_tx(conn, denied.run_id, "denied", approval_id=denied.id,
+                               note=f"denied by {denied.decided_by}")
+    return ap.deny(ledger, approval_id, on_deny=_record)
+
+
+# --- host requests --------------------------------------------------------------------
+
+def _host_request(req, verdict, ledger, deps, streams, parent_id) -> Outcome:
+    profile = req.profile
+    if profile.host == "deny":
+        return _refuse(req, verdict, ledger, streams, parent_id, kind="host", reasons=(
+            f"host requests are denied under profile {profile.name!r}",))
+    if verdict.verdict == "helper":
+        return _run_host(req, verdict, None, ledger, streams, parent_id)
+    grants = active_keys(ledger, req.session)
+    decision = deps.decide(verdict, profile, grants=grants, context="host")
+    if decision.decision == "deny":
+        return _refuse(req, verdict, ledger, streams, parent_id, kind="host",
+                       reasons=tuple(decision.reasons), decision=decision)
+    if verdict.verdict == "capability" and decision.decision == "allow":
+        return _run_host(req, verdict, decision, ledger, streams, parent_id)
+    # one_time is always a pending approval: no grant and no allow rule covers it.
+    return _pend(req, verdict, decision, ledger, streams, parent_id, where="host",
+                 reasons=_reasons(verdict, decision, grants))
+
+
+def _reasons(verdict, decision, grants) -> tuple[str, ...]:
+    out = [f"{f.code} {f.message}" for f in verdict.findings]
+    if verdict.verdict == "one_time":
+        out.append("one-time construct: no standing grant may cover it")
+    else:
+        missing = [k for k in verdict.keys if k not in grants]
+        if missing:
+            out.append("not granted: " + ", ".join(missing))
+    out.extend(r for r in (decision.reasons if decision else ()) if r not in out)
+    return tuple(out)
+
+
+def _run_host(req, verdict, decision, ledger, streams, parent_id, note=None) -> Outcome:
+    run_id = ledger.start_run(
+        kind="host", command=req.text, argv=req.argv, state="running",
+        profile=req.profile.name, spec_digest=getattr(req.profile, "digest", None),
+        workspace=req.workspace, cwd=req.cwd or os.getcwd(), verdict=verdict.to_json(),
+        decision=decision.to_json() if decision else {"decision": "allow", "reasons": [
+            note or "helper: nothing to approve"]},
+        session=req.session, parent_id=parent_id, note=note)
+    res = _exec_and_record(ledger, run_id, streams, command=req.text, argv=req.argv,
+                           cwd=req.cwd or os.getcwd(), workspace=req.workspace)
+    return Outcome(run_id, res.state, res.exit_code)
+
+
+def _refuse(req, verdict, ledger, streams, parent_id, *, kind, reasons, decision=None):
+    run_id = ledger.start_run(
+        kind=kind, command=req.text, argv=req.argv, state="denied",
+        profile=req.profile.name, spec_digest=getattr(req.profile, "digest", None),
+        workspace=req.workspace, cwd=req.cwd or os.getcwd(), verdict=verdict.to_json(),
+        decision=decision.to_json() if decision else {"decision": "deny",
+                                                      "reasons": list(reasons)},
+        session=req.session, parent_id=parent_id, exit_code=EXIT_DENIED,
+        note="; ".join(reasons))
+    streams.say(f"ringfence: denied by profile {req.profile.name!r} (run {run_id})")
+    for r in reasons:
+        streams.say(f"  reason: {safe(r)}")
+    return Outcome(run_id, "denied", EXIT_DENIED, reasons=tuple(reasons))
+
+
+def _pend(req, verdict, decision, ledger, streams, parent_id, *, where, reasons) -> Outcome:
+    run_id = ledger.start_run(
+        kind=where, command=req.text, argv=req.argv, state="waiting_for_approval",
+        profile=req.profile.name, spec_digest=getattr(req.profile, "digest", None),
+        workspace=req.workspace, cwd=req.cwd or os.getcwd(), verdict=verdict.to_json(),
+        decision=decision.to_json() if decision else None, session=req.session,
+        parent_id=parent_id, exit_code=EXIT_WAITING)
+    a = ap.create(ledger, run_id=run_id, command=req.text, argv=req.argv, keys=verdict.keys,
+                  verdict_class=verdict.verdict, reasons=reasons, where=where,
+                  profile=req.profile.name, profile_source=req.profile.source,
+                  profile_digest=getattr(req.profile, "digest", None) or None,
+                  workspace=os.path.abspath(req.workspace), cwd=req.cwd or os.getcwd(),
+                  session=req.session)
+    place = "on the host" if where == "host" else f"in the {req.profile.name!r} sandbox"
+    streams.say(f"ringfence: waiting_for_approval {a.id} (run {run_id}): "
+                f"{safe(req.text)} {place}")
+    for r in reasons:
+        streams.say(f"  reason: {safe(r)}")
+    streams.say(f"  approve: ringfence approve {a.id} [--scope once|session|always]\n"
+                f"  deny:    ringfence deny {a.id}")
+    return Outcome(run_id, "waiting_for_approval", EXIT_WAITING, a.id, reasons)
+
+
+# --- sandboxed requests ------------------------------------------------------------------
+
+def _sandbox_request(req, verdict, ledger, deps, streams) -> Outcome:
+    grants = active_keys(ledger, req.session)
+    decision = deps.decide(verdict, req.profile, grants=grants, context="sandbox")
+    if decision.decision == "deny":
+        return _refuse(req, verdict, ledger, streams, None, kind="sandbox",
+                       reasons=tuple(decision.reasons), decision=decision)
+    if decision.decision == "ask":
+        return _pend(req, verdict, decision, ledger, streams, None, where="sandbox",
+                     reasons=tuple(decision.reasons) or _reasons(verdict, decision, grants))
+    run_id = ledger.start_run(
+        kind="sandbox", command=req.text, argv=req.argv, state="running",
+        profile=req.profile.name, spec_digest=getattr(req.profile, "digest", None),
+        workspace=req.workspace, cwd=req.cwd or os.getcwd(), verdict=verdict.to_json(),
+        decision=decision.to_json(), session=req.session)
+    outcome, result = _sandbox_exec(req, ledger, deps, streams, run_id)
+    if (req.profile.host == "escalate" and outcome.state == "failed"
+            and looks_like_boundary(result)):
+        streams.say(f"ringfence: the sandboxed run {run_id} failed at the boundary; "
+                    "escalating to a host request (Host-Assisted)")
+        host = Request(profile=req.profile, command=req.command, argv=req.argv,
+                       workspace=req.workspace, cwd=req.cwd, host=True, session=req.session)
+        child = _host_request(host, verdict, ledger, deps, streams, parent_id=run_id)
+        return Outcome(run_id, child.state, child.exit_code, child.approval_id,
+                       child.reasons, escalated_run_id=child.run_id)
+    return outcome
+
+
+def looks_like_boundary(result: Any) -> bool:
+    """Did a sandboxed run fail the way a boundary fails (not the command's own bug)?"""
+    if result is None:
+        return False
+    for n in getattr(result, "network", None) or ():
+        allowed = n.get("allowed") if isinstance(n, dict) else getattr(n, "allowed", True)
+        if allowed is False:
+            return True
+    return bool(BOUNDARY_PATTERNS.search(_text(getattr(result, "stderr_tail", None))))
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value or ""
+
+
+def _sandbox_exec(req, ledger, deps, streams, run_id, approval_id=None):
+    before = snapshot(req.workspace)
+    started = time.monotonic()
+    try:
+        result = deps.run_sandbox(list(req.argv) if req.argv is not None else None,
+                                  command=req.command if req.argv is None else None,
+                                  profile=req.profile, workspace=req.workspace,
+                                  timeout=req.timeout)
+    except SandboxError as exc:
+        # Fail closed: the command did not run. Record why, say so, exit 125.
+        ledger.append_event(run_id, "sandbox_error", exit_code=EXIT_UNSAFE,
+                            duration=time.monotonic() - started, note=str(exc),
+                            approval_id=approval_id)
+        streams.say(f"ringfence: could not run safely: {exc}")
+        return Outcome(run_id, "sandbox_error", EXIT_UNSAFE), None
+    code = int(getattr(result, "exit_code", EXIT_UNSAFE))
+    state = "completed" if code == 0 else "failed"
+    ledger.append_event(
+        run_id, state, exit_code=code,
+        duration=getattr(result, "duration", None) or time.monotonic() - started,
+        stdout_tail=tail(getattr(result, "stdout_tail", None)),
+        stderr_tail=tail(getattr(result, "stderr_tail", None)),
+        changes=_changes(before, req.workspace, result), network=_jsonable(
+            getattr(result, "network", None)),
+        degradations=_jsonable(getattr(result, "degradations", None)),
+        approval_id=approval_id)
+    return Outcome(run_id, state, code), result
+
+
+def _changes(before, workspace, result=None) -> dict:
+    changes = diff(before, snapshot(workspace)).to_json()
+    protected = getattr(result, "protected_created", None) if result is not None else None
+    if protected:
+        changes["protected_created"] = [str(p) for p in protected]
+    return changes
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if hasattr(value, "__dataclass_fields__"):
+        import dataclasses
+
+        return dataclasses.asdict(value)
+    return value if isinstance(value, (dict, str, int, float, bool)) else str(value)
+
+
+# --- executing on the host ------------------------------------------------------------------
+
+@dataclass
+class HostResult:
+    state: str
+    exit_code: int
+
+
+def _exec_and_record(ledger, run_id, streams, *, command, argv, cwd, workspace,
+                     approval_id=None) -> HostResult:
+    before = snapshot(workspace) if workspace else None
+    started = time.monotonic()
+    code, out_tail, err_tail = exec_host(command, argv, cwd, streams)
+    state = "completed" if code == 0 else "failed"
+    ledger.append_event(run_id, state, exit_code=code, duration=time.monotonic() - started,
+                        stdout_tail=out_tail, stderr_tail=err_tail,
+                        changes=_changes(before, workspace) if before else None,
+                        approval_id=approval_id)
+    return HostResult(state, code)
+
+
+def exec_host(command: str, argv, cwd: str | None, streams: Streams) -> tuple[int, bytes, bytes]:
+    """Run on the host with the user's environment; stream output and keep tails."""
+    args = list(argv) if argv is not None else ["bash", "-c", command]
+    try:
+        proc = subprocess.Popen(args, cwd=cwd or None, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+    except FileNotFoundError as exc:
+        msg = f"ringfence: {args[0]}: command not found ({exc.strerror})\n".encode()
+        streams.err.write(msg)
+        streams.err.flush()
+        return 127, b"", msg
+    except OSError as exc:
+        msg = f"ringfence: cannot execute {args[0]}: {exc}\n".encode()
+        streams.err.write(msg)
+        streams.err.flush()
+        return 126, b"", msg
+    tails = {1: bytearray(), 2: bytearray()}
+
+    def pump(src, dst, keep) -> None:
+        fd = src.fileno()
+        while chunk := os.read(fd, 65536):
+            try:
+                dst.write(chunk)
+                dst.flush()
+            except (BrokenPipeError, ValueError):
+                pass   # our reader went away; keep draining so the child never blocks
+            keep += chunk
+            del keep[:-8192]
+
+    threads = [threading.Thread(target=pump, args=(proc.stdout, streams.out, tails[1])),
+               threading.Thread(target=pump, args=(proc.stderr, streams.err, tails[2]))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    code = proc.wait()
+    if code < 0:
+        code = 128 - code   # killed by a signal: report it the way a shell does
+    return code, bytes(tails[1]), bytes(tails[2])
+
+
+def _profile_ref(a: ap.Approval) -> str:
+    src = a.profile_source or ""
+    if src.startswith("builtin:"):
+        return src.split(":", 1)[1]
+    return src or (a.profile or "build")
+
+
+# --- the `ringfence run` command line ---------------------------------------------------
+
+USAGE = """usage: ringfence run [--profile P] [--workspace DIR] [--host] [--session S]
+                     [--sandbox on|off] [--timeout SECONDS] (-c 'STRING' | [--] ARGV...)
+
+Run a command under the active profile's sandbox, or on the host with --host.
+Exit status: the command's own; 75 waiting for approval (the id is printed);
+77 denied by the profile; 125 could not run safely.
+
+Example: ringfence run --host -- longbridge quote AAPL.US
+         ringfence run --profile build -c 'make test 2>&1 | tail -20'
+"""
+
+
+def parse_run_args(argv: list[str]) -> dict:
+    """Parse `ringfence run` arguments by hand: argparse would eat the command's flags."""
+    from rfcore.errors import UsageError
+
+    opts: dict[str, Any] = {"profile": None, "workspace": None, "host": False,
+                            "session": None, "sandbox": "on", "timeout": None,
+                            "command": None, "argv": None, "help": False}
+    takes = {"--profile": "profile", "--workspace": "workspace", "--session": "session",
+             "--sandbox": "sandbox", "--timeout": "timeout", "-c": "command"}
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            opts["argv"] = argv[i + 1:]
+            break
+        if a in ("-h", "--help"):
+            opts["help"] = True
+        elif a == "--host":
+            opts["host"] = True
+        elif a.split("=", 1)[0] in takes:
+            name, eq, value = a.partition("=")
+            if not eq:
+                if i + 1 >= len(argv):
+                    raise UsageError(f"{name} needs a value", hint=USAGE.splitlines()[0])
+                i, value = i + 1, argv[i + 1]
+            opts[takes[name]] = value
+        elif a.startswith("-"):
+            raise UsageError(f"unknown option {a!r} for 'ringfence run'",
+                             hint="put the command after '--', e.g. ringfence run -- ls -la")
+        else:
+            opts["argv"] = argv[i:]
+            break
+        i += 1
+    if opts["help"]:
+        return opts
+    if opts["sandbox"] not in ("on", "off"):
+        raise UsageError(f"--sandbox takes on or off, not {opts['sandbox']!r}")
+    if opts["timeout"] is not None:
+        try:
+            opts["timeout"] = float(opts["timeout"])
+            if opts["timeout"] <= 0:
+                raise ValueError
+        except ValueError:
+            raise UsageError(f"--timeout must be a positive number of seconds, "
+                             f"not {opts['timeout']!r}") from None
+    if (opts["command"] is None) == (not opts["argv"]):
+        raise UsageError("give exactly one of -c 'STRING' or an argv after '--'",
+                         hint="ringfence run -- ls -la   or   ringfence run -c 'ls | head'")
+    return opts
+
+
+def main_run(argv_list: list[str], *, deps: Deps | None = None, ledger: Ledger | None = None,
+             streams: Streams | None = None, env=None) -> int:
+    """The whole `ringfence run` CLI: parse, resolve the profile, govern, exit status."""
+    env = os.environ if env is None else env
+    streams = streams or Streams()
+    opts = parse_run_args(list(argv_list))
+    if opts["help"]:
+        streams.out.write(USAGE.encode())
+        streams.out.flush()
+        return 0
+    workspace = os.path.abspath(opts["workspace"] or os.getcwd())
+    if not os.path.isdir(workspace):
+        from rfcore.errors import UsageError
+
+        raise UsageError(f"workspace {workspace!r} is not a directory")
+    deps = deps or default_deps()
+    if opts["sandbox"] == "off":
+        profile = deps.load_profile("host", workspace=workspace)
+    else:
+        from profiles.load import resolve_active
+
+        profile, _why = resolve_active(opts["profile"], env=env, workspace=workspace)
+    session, _named = current_session(opts["session"], env)
+    req = Request(profile=profile, command=opts["command"],
+                  argv=tuple(opts["argv"]) if opts["argv"] else None, workspace=workspace,
+                  cwd=os.getcwd(), host=opts["host"], session=session,
+                  timeout=opts["timeout"])
+    own = ledger is None
+    ledger = ledger or Ledger(env=env)
+    try:
+        return govern(req, ledger=ledger, deps=deps, streams=streams).exit_code
+    finally:
+        if own:
+            ledger.close()
+
+
+__all__ = ["Request", "Outcome", "Deps", "Streams", "govern", "approve", "deny",
+           "looks_like_boundary", "exec_host", "main_run", "parse_run_args"]

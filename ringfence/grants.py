@@ -1,0 +1,128 @@
+"""Standing grants: per capability KEY, never per command text (SPEC §5).
+
+A grant for ``longbridge`` covers ``longbridge news X 2>&1 | head`` and
+``longbridge quote Y | tail -5`` because both classify to the key
+``longbridge``. It never covers ``./longbridge`` or ``/tmp/x/longbridge``: the
+classifier keeps the path in the key, and matching here is exact string
+equality, never a prefix or a glob.
+
+Scopes:
+  ``once``     nothing is stored; the approval covers one execution.
+  ``session``  tied to the session name; expires after the session TTL.
+  ``always``   stored until revoked.
+
+The session is ``--session`` or ``RINGFENCE_SESSION``; without either, each
+process is its own session (a fresh random name), so nothing leaks between
+unrelated invocations.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from rfcore.errors import UsageError
+
+from .ledger import Ledger, new_id, transaction
+
+SCOPES = ("once", "session", "always")
+DEFAULT_SESSION_TTL = 8 * 3600.0
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+_PROCESS_SESSION: str | None = None
+
+
+@dataclass(frozen=True)
+class Grant:
+    key: str
+    scope: str
+    session: str            # "" for always
+    created_at: float
+    expires_at: float | None
+    approval_id: str | None
+
+    def to_json(self) -> dict:
+        return {"key": self.key, "scope": self.scope, "session": self.session or None,
+                "created_at": self.created_at, "expires_at": self.expires_at,
+                "approval_id": self.approval_id}
+
+
+def session_ttl(env: Mapping[str, str] | None = None) -> float:
+    """RINGFENCE_SESSION_TTL: seconds, or a number with s/m/h/d. Default 8h."""
+    env = os.environ if env is None else env
+    raw = env.get("RINGFENCE_SESSION_TTL", "").strip()
+    if not raw:
+        return DEFAULT_SESSION_TTL
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([smhd]?)", raw)
+    if not m or float(m.group(1)) <= 0:
+        raise UsageError(f"RINGFENCE_SESSION_TTL={raw!r} is not a duration",
+                         hint="use seconds or a number with s/m/h/d, e.g. 8h")
+    return float(m.group(1)) * _UNITS[m.group(2)]
+
+
+def current_session(cli_value: str | None = None,
+                    env: Mapping[str, str] | None = None) -> tuple[str, bool]:
+    """Return (session name, named?). Unnamed sessions are private to this process."""
+    global _PROCESS_SESSION
+    env = os.environ if env is None else env
+    name = cli_value or env.get("RINGFENCE_SESSION") or ""
+    if name.strip():
+        return name, True
+    if _PROCESS_SESSION is None:
+        _PROCESS_SESSION = new_id(f"proc-{os.getpid()}-")
+    return _PROCESS_SESSION, False
+
+
+def validate_scope(scope: str) -> str:
+    if scope not in SCOPES:
+        raise UsageError(f"unknown scope {scope!r}", hint="use once, session or always")
+    return scope
+
+
+def add_grants(ledger: Ledger, keys: Iterable[str], scope: str, session: str, *,
+               approval_id: str | None = None, ttl: float | None = None,
+               in_transaction: bool = False) -> int:
+    """Store grants for `keys`. `once` stores nothing. Returns rows written."""
+    validate_scope(scope)
+    if scope == "once":
+        return 0
+    now = time.time()
+    expires = now + (session_ttl() if ttl is None else ttl) if scope == "session" else None
+    rows = [(k, scope, session if scope == "session" else "", now, expires, approval_id)
+            for k in dict.fromkeys(keys)]
+    sql = "INSERT OR REPLACE INTO grants VALUES (?,?,?,?,?,?)"
+    if in_transaction:
+        ledger.conn.executemany(sql, rows)
+    else:
+        with transaction(ledger.conn) as c:
+            c.executemany(sql, rows)
+    return len(rows)
+
+
+def active_keys(ledger: Ledger, session: str, *, now: float | None = None) -> frozenset[str]:
+    """Keys granted `always`, or for `session` and not yet expired."""
+    now = time.time() if now is None else now
+    rows = ledger.conn.execute(
+        "SELECT key FROM grants WHERE scope='always' OR "
+        "(scope='session' AND session=? AND expires_at > ?)", (session, now)).fetchall()
+    return frozenset(r[0] for r in rows)
+
+
+def list_grants(ledger: Ledger, *, include_expired: bool = False) -> list[Grant]:
+    now = time.time()
+    rows = ledger.conn.execute("SELECT * FROM grants ORDER BY key, scope, session").fetchall()
+    grants = [Grant(r["key"], r["scope"], r["session"], r["created_at"], r["expires_at"],
+                    r["approval_id"]) for r in rows]
+    return [g for g in grants if include_expired or g.expires_at is None or g.expires_at > now]
+
+
+def revoke(ledger: Ledger, key: str | None = None, *, all_: bool = False) -> int:
+    """Delete grants for `key` (every scope and session), or every grant."""
+    if not all_ and not key:
+        raise UsageError("name a capability key to revoke, or pass --all")
+    with transaction(ledger.conn) as c:
+        if all_:
+            return c.execute("DELETE FROM grants").rowcount
+        return c.execute("DELETE FROM grants WHERE key=?", (key,)).rowcount

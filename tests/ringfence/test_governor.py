@@ -1,0 +1,450 @@
+"""The governor flow (SPEC §5) end to end, with a FAKE host CLI on PATH.
+
+The classifier, gate and runner are other stages; here they are small fakes
+with their documented contracts, so the governor's own logic (grants, pending
+approvals, resume, escalation, ledger rows) is tested alone and without bwrap.
+The real stack is exercised through the CLI in test_approvals.py.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from classifier.verdict import Capability, Finding, Verdict
+from profiles.model import CommandRule, Profile
+from rfcore.errors import ApprovalError, SandboxError, UsageError
+from ringfence import approvals as ap
+from ringfence import governor as G
+from ringfence import grants as gr
+from ringfence.ledger import Ledger
+
+ROOT = Path(__file__).resolve().parents[2]
+ID = re.compile(r"^ap_[a-z2-7]{10}$")
+
+
+def verdict(cmd: str, cls: str, *keys: str) -> Verdict:
+    caps = tuple(Capability(k, k.split()[0], tuple(k.split()), (0, len(cmd))) for k in keys)
+    finds = (Finding("RF101", "command substitution runs code", (0, len(cmd))),) \
+        if cls == "one_time" else ()
+    return Verdict(cmd, cls, caps, (), finds)
+
+
+VERDICTS = {v.command: v for v in (
+    verdict("longbridge news FIG.US 2>&1 | head -30", "capability", "longbridge"),
+    verdict("longbridge quote AAPL.US | tail -5", "capability", "longbridge"),
+    verdict("longbridge fail", "capability", "longbridge"),
+    verdict("./longbridge quote AAPL.US", "capability", "./longbridge"),
+    verdict("/tmp/x/longbridge quote AAPL.US", "capability", "/tmp/x/longbridge"),
+    verdict("longbridge news $(cat t)", "one_time", "longbridge"),
+    verdict("echo hello", "helper"),
+    verdict("git push origin main", "capability", "git push"),
+    verdict("touch /ro/x", "capability", "touch"),
+    verdict("make", "capability", "make"),
+)}
+
+
+@dataclass
+class Decision:
+    decision: str
+    reasons: tuple = ()
+    matched: tuple = ()
+
+    def to_json(self):
+        return {"decision": self.decision, "reasons": list(self.reasons)}
+
+
+def fake_decide(v, profile, *, grants=frozenset(), context="host"):
+    """The gate's contract: deny > ask > allow; grants cover capability keys."""
+    rules = {r.pattern: r.action for r in profile.rules}
+    if any(rules.get(k) == "deny" for k in v.keys):
+        return Decision("deny", ("rule denies " + ", ".join(v.keys),))
+    if context == "host":
+        if v.verdict == "capability" and all(k in grants for k in v.keys):
+            return Decision("allow", ("granted",))
+        return Decision("ask", ("host access needs approval",))
+    held = [k for k in v.keys if rules.get(k) == "ask" and k not in grants]
+    return Decision("ask", (f"rule asks for {held[0]}",)) if held else Decision("allow")
+
+
+@dataclass
+class FakeRunner:
+    exit_code: int = 0
+    stderr_tail: str = ""
+    raises: Exception | None = None
+    network: list = field(default_factory=list)
+    calls: list = field(default_factory=list)
+
+    def __call__(self, argv=None, *, command=None, profile=None, workspace=None, timeout=None):
+        self.calls.append((argv, command, profile.name, workspace))
+        if self.raises:
+            raise self.raises
+        return type("R", (), {"exit_code": self.exit_code, "stdout_tail": "sandbox out",
+                              "stderr_tail": self.stderr_tail, "duration": 0.01,
+                              "network": self.network, "degradations": []})()
+
+
+BUILD = Profile(name="build", source="builtin:build", digest="d-build", host="ask",
+                rules=(CommandRule("ask", "git push"),))
+STRICT = Profile(name="strict", source="builtin:strict", digest="d-strict", host="deny",
+                 rules=(CommandRule("deny", "git push"),))
+ASSIST = Profile(name="host-assisted", source="builtin:host-assisted", digest="d-ha",
+                 host="escalate")
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    """A fake `longbridge` first on PATH that logs every call (host-side evidence)."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    log = tmp_path / "calls.log"
+    script = bin_ / "longbridge"
+    script.write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        echo "$*" >> {log}
+        echo "longbridge argv: $*"
+        echo "longbridge stderr line" >&2
+        [ "$1" = fail ] && exit 3
+        exit 0
+    """))
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_}:{os.environ['PATH']}")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    runner = FakeRunner()
+    profiles = {"build": BUILD, "strict": STRICT, "host-assisted": ASSIST}
+    deps = G.Deps(classify=lambda c: VERDICTS[c], decide=fake_decide, run_sandbox=runner,
+                  load_profile=lambda name, workspace=None: profiles[name])
+    led = Ledger(tmp_path / "ledger.db")
+    yield type("Env", (), dict(log=log, ws=ws, deps=deps, runner=runner, ledger=led,
+                               db=tmp_path / "ledger.db", profiles=profiles,
+                               tmp=tmp_path))()
+    led.close()
+
+
+def calls(env) -> list[str]:
+    return env.log.read_text().splitlines() if env.log.exists() else []
+
+
+def run(env, cmd, *, host=True, session="s1", profile=BUILD):
+    s = G.Streams(io.BytesIO(), io.BytesIO())
+    out = G.govern(G.Request(profile=profile, command=cmd, workspace=str(env.ws),
+                             cwd=str(env.ws), host=host, session=session),
+                   ledger=env.ledger, deps=env.deps, streams=s)
+    return out, s.out.getvalue().decode(), s.err.getvalue().decode()
+
+
+def approve(env, aid, scope="once", session=None):
+    s = G.Streams(io.BytesIO(), io.BytesIO())
+    code = G.approve(aid, scope=scope, session=session, ledger=env.ledger, deps=env.deps,
+                     streams=s)
+    return code, s.out.getvalue().decode(), s.err.getvalue().decode()
+
+
+def test_ask_then_approve_streams_real_output_and_resumes_original_run(env):
+    out, stdout, stderr = run(env, "longbridge news FIG.US 2>&1 | head -30")
+    assert (out.state, out.exit_code) == ("waiting_for_approval", 75)
+    assert ID.match(out.approval_id)
+    assert f"waiting_for_approval {out.approval_id}" in stderr
+    assert "not granted: longbridge" in stderr and stdout == ""
+    assert calls(env) == []                                   # nothing ran yet
+    assert env.ledger.get_run(out.run_id).state == "waiting_for_approval"
+    [pending] = ap.pending(env.ledger)
+    assert (pending.id, pending.where, pending.keys) == (out.approval_id, "host", ("longbridge",))
+
+    code, stdout, stderr = approve(env, out.approval_id)
+    assert code == 0
+    # 2>&1 | head: both lines arrive on stdout, exactly as bash produced them
+    assert stdout == "longbridge argv: news FIG.US\nlongbridge stderr line\n"
+    assert calls(env) == ["news FIG.US"]
+    rec = env.ledger.get_run(out.run_id)                      # the ORIGINAL run
+    assert [e["state"] for e in rec.events] == ["waiting_for_approval", "running", "completed"]
+    assert rec.state == "completed" and rec.result("exit_code") == 0
+    assert "longbridge argv: news FIG.US" in rec.result("stdout_tail")
+    assert rec.approvals[0]["status"] == "approved" and rec.approvals[0]["scope"] == "once"
+    assert ap.pending(env.ledger) == []
+    assert gr.list_grants(env.ledger) == []                   # once stores no grant
+
+
+def test_approve_exits_with_the_commands_status_and_records_failed(env):
+    out, _, _ = run(env, "longbridge fail")
+    code, stdout, stderr = approve(env, out.approval_id)
+    assert code == 3
+    assert stdout == "longbridge argv: fail\n" and stderr == "longbridge stderr line\n"
+    rec = env.ledger.get_run(out.run_id)
+    assert (rec.state, rec.result("exit_code")) == ("failed", 3)
+
+
+def test_session_grant_covers_other_layouts_of_the_same_capability(env):
+    out, _, _ = run(env, "longbridge news FIG.US 2>&1 | head -30", session="s1")
+    assert approve(env, out.approval_id, scope="session", session="s1")[0] == 0
+    out2, stdout, _ = run(env, "longbridge quote AAPL.US | tail -5", session="s1")
+    assert (out2.state, out2.exit_code, out2.approval_id) == ("completed", 0, None)
+    assert stdout == "longbridge argv: quote AAPL.US\n"
+    assert calls(env) == ["news FIG.US", "quote AAPL.US"]
+    assert [(g.key, g.scope, g.session) for g in gr.list_grants(env.ledger)] == [
+        ("longbridge", "session", "s1")]
+
+
+def test_grant_never_covers_path_qualified_programs(env):
+    out, _, _ = run(env, "longbridge news FIG.US 2>&1 | head -30")
+    approve(env, out.approval_id, scope="always")
+    for cmd in ("./longbridge quote AAPL.US", "/tmp/x/longbridge quote AAPL.US"):
+        o, _, err = run(env, cmd)
+        assert (o.state, o.exit_code) == ("waiting_for_approval", 75), cmd
+        assert f"not granted: {cmd.split()[0]}" in err
+    assert calls(env) == ["news FIG.US"]
+
+
+def test_one_time_is_never_granted(env):
+    gr.add_grants(env.ledger, ["longbridge"], "always", "")
+    out, _, err = run(env, "longbridge news $(cat t)")
+    assert (out.state, out.exit_code) == ("waiting_for_approval", 75)
+    assert "RF101 command substitution runs code" in err
+    with pytest.raises(ApprovalError, match="one-time request"):
+        approve(env, out.approval_id, scope="session")
+    with pytest.raises(ApprovalError, match="one-time request"):
+        approve(env, out.approval_id, scope="always")
+    assert ap.get(env.ledger, out.approval_id).status == "pending"   # refusal claimed nothing
+    assert approve(env, out.approval_id, scope="once")[0] == 0
+    again, _, _ = run(env, "longbridge news $(cat t)")
+    assert again.state == "waiting_for_approval"
+
+
+def test_session_isolation(env):
+    out, _, _ = run(env, "longbridge news FIG.US 2>&1 | head -30", session="alice")
+    approve(env, out.approval_id, scope="session", session="alice")
+    assert run(env, "longbridge quote AAPL.US | tail -5", session="bob")[0].exit_code == 75
+    unnamed, named = gr.current_session(None, {})
+    assert not named and unnamed.startswith("proc-")
+    assert run(env, "longbridge quote AAPL.US | tail -5", session=unnamed)[0].exit_code == 75
+    assert run(env, "longbridge quote AAPL.US | tail -5", session="alice")[0].exit_code == 0
+
+
+def test_session_scope_needs_a_named_session(env):
+    unnamed, _ = gr.current_session(None, {})
+    out, _, _ = run(env, "longbridge news FIG.US 2>&1 | head -30", session=unnamed)
+    with pytest.raises(ApprovalError, match="named session"):
+        approve(env, out.approval_id, scope="session")
+    assert approve(env, out.approval_id, scope="session", session="named")[0] == 0
+
+
+def test_session_grants_expire(env, monkeypatch):
+    monkeypatch.setenv("RINGFENCE_SESSION_TTL", "2h")
+    out, _, _ = run(env, "longbridge news FIG.US 2>&1 | head -30")
+    approve(env, out.approval_id, scope="session", session="s1")
+    [g] = gr.list_grants(env.ledger)
+    assert round(g.expires_at - g.created_at) == 7200
+    assert run(env, "longbridge quote AAPL.US | tail -5")[0].exit_code == 0
+    real = gr.time.time
+    monkeypatch.setattr(gr.time, "time", lambda: real() + 7201)
+    assert run(env, "longbridge quote AAPL.US | tail -5")[0].exit_code == 75
+    assert gr.list_grants(env.ledger) == []
+
+
+@pytest.mark.parametrize("raw,seconds", [("90", 90), ("15m", 900), ("1.5h", 5400), ("2d", 172800)])
+def test_session_ttl_parsing(raw, seconds):
+    assert gr.session_ttl({"RINGFENCE_SESSION_TTL": raw}) == seconds
+    assert gr.session_ttl({}) == 8 * 3600
+
+
+@pytest.mark.parametrize("raw", ["soon", "-5", "0", "5w"])
+def test_bad_session_ttl_is_usage_error(raw):
+    with pytest.raises(UsageError, match="not a duration"):
+        gr.session_ttl({"RINGFENCE_SESSION_TTL": raw})
+
+
+def test_strict_denies_host_requests(env):
+    out, stdout, stderr = run(env, "longbridge quote AAPL.US | tail -5", profile=STRICT)
+    assert (out.state, out.exit_code) == ("denied", 77)
+    assert "host requests are denied under profile 'strict'" in stderr
+    assert calls(env) == [] and ap.pending(env.ledger) == []
+    assert env.ledger.get_run(out.run_id).state == "denied"
+
+
+def test_deny_records_and_blocks_later_approve(env):
+    out, _, _ = run(env, "longbridge news FIG.US 2>&1 | head -30")
+    denied = G.deny(out.approval_id, ledger=env.ledger)
+    assert denied.status == "denied"
+    assert env.ledger.get_run(out.run_id).state == "denied"
+    with pytest.raises(ApprovalError, match="already denied"):
+        approve(env, out.approval_id)
+    with pytest.raises(ApprovalError, match="already denied"):
+        G.deny(out.approval_id, ledger=env.ledger)
+    assert calls(env) == []
+
+
+def test_double_approve_is_an_error_not_a_second_run(env):
+    out, _, _ = run(env, "longbridge news FIG.US 2>&1 | head -30")
+    assert approve(env, out.approval_id)[0] == 0
+    with pytest.raises(ApprovalError, match="already approved") as exc:
+        approve(env, out.approval_id)
+    assert exc.value.exit_code == 2
+    assert calls(env) == ["news FIG.US"]
+    with pytest.raises(ApprovalError, match="no approval"):
+        approve(env, "ap_doesnotexist")
+
+
+def test_concurrent_approve_from_two_processes_executes_once(env):
+    out, _, _ = run(env, "longbridge news FIG.US 2>&1 | head -30")
+    go = env.tmp / "go"
+    code = textwrap.dedent("""
+        import os, sys, time
+        from ringfence import governor as G
+        from ringfence.ledger import Ledger
+        from rfcore.errors import ApprovalError
+        led = Ledger(sys.argv[1])
+        while not os.path.exists(sys.argv[3]):
+            time.sleep(0.001)
+        try:
+            sys.exit(G.approve(sys.argv[2], ledger=led))
+        except ApprovalError as e:
+            print(e, file=sys.stderr)
+            sys.exit(e.exit_code)
+    """)
+    environ = dict(os.environ, PYTHONPATH=str(ROOT))
+    kids = [subprocess.Popen([sys.executable, "-c", code, str(env.db), out.approval_id,
+                              str(go)], env=environ, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE) for _ in range(3)]
+    go.write_text("go")
+    results = [(k.wait(timeout=120), k.stdout.read().decode(), k.stderr.read().decode())
+               for k in kids]
+    assert sorted(r[0] for r in results) == [0, 2, 2]
+    assert calls(env) == ["news FIG.US"]
+    assert sum("already approved" in r[2] for r in results) == 2
+    events = [e["state"] for e in env.ledger.get_run(out.run_id).events]
+    assert events == ["waiting_for_approval", "running", "completed"]
+
+
+def test_helper_runs_on_host_without_asking(env):
+    out, stdout, _ = run(env, "echo hello")
+    assert (out.state, out.exit_code, stdout) == ("completed", 0, "hello\n")
+
+
+def test_sandbox_ask_rule_pends_and_approve_runs_in_same_sandbox(env):
+    out, _, err = run(env, "git push origin main", host=False)
+    assert (out.state, out.exit_code) == ("waiting_for_approval", 75)
+    assert "in the 'build' sandbox" in err and "rule asks for git push" in err
+    assert env.runner.calls == []
+    assert ap.get(env.ledger, out.approval_id).where == "sandbox"
+    code, _, _ = approve(env, out.approval_id, scope="session", session="s1")
+    assert code == 0
+    assert env.runner.calls == [(None, "git push origin main", "build", str(env.ws))]
+    rec = env.ledger.get_run(out.run_id)
+    assert [e["state"] for e in rec.events] == ["waiting_for_approval", "running", "completed"]
+    # The session grant now satisfies the ask rule for this session only.
+    assert run(env, "git push origin main", host=False)[0].state == "completed"
+    assert run(env, "git push origin main", host=False, session="s2")[0].exit_code == 75
+
+
+def test_sandbox_approve_refuses_when_profile_changed(env):
+    out, _, _ = run(env, "git push origin main", host=False)
+    env.profiles["build"] = Profile(name="build", source="builtin:build", digest="d-new",
+                                    rules=())
+    with pytest.raises(ApprovalError, match="changed since"):
+        approve(env, out.approval_id)
+    assert env.runner.calls == [] and ap.get(env.ledger, out.approval_id).status == "pending"
+
+
+def test_sandbox_deny_rule_is_77(env):
+    out, _, err = run(env, "git push origin main", host=False, profile=STRICT)
+    assert (out.state, out.exit_code) == ("denied", 77)
+    assert "rule denies git push" in err and env.runner.calls == []
+
+
+def test_sandbox_run_is_recorded_with_changes(env):
+    def write_file(argv=None, *, command=None, profile=None, workspace=None, timeout=None):
+        Path(workspace, "built.o").write_text("obj")
+        return type("R", (), {"exit_code": 0, "stdout_tail": "ok", "stderr_tail": "",
+                              "network": [{"host": "pypi.org", "port": 443,
+                                           "allowed": True}]})()
+    env.deps.run_sandbox = write_file
+    out, _, _ = run(env, "make", host=False)
+    rec = env.ledger.get_run(out.run_id)
+    assert (rec.state, rec.kind, rec.profile, rec.spec_digest) == (
+        "completed", "sandbox", "build", "d-build")
+    assert rec.result("changes")["created"] == ["built.o"]
+    assert rec.result("network") == [{"host": "pypi.org", "port": 443, "allowed": True}]
+
+
+def test_sandbox_error_is_125_and_recorded(env):
+    env.runner.raises = SandboxError("bwrap: no user namespaces")
+    out, _, err = run(env, "make", host=False)
+    assert (out.state, out.exit_code) == ("sandbox_error", 125)
+    assert "could not run safely: bwrap: no user namespaces" in err
+    assert env.ledger.get_run(out.run_id).state == "sandbox_error"
+
+
+def test_host_assisted_escalates_boundary_failure_linked(env):
+    env.runner.exit_code = 1
+    env.runner.stderr_tail = "touch: cannot touch '/ro/x': Read-only file system\n"
+    out, _, err = run(env, "touch /ro/x", host=False, profile=ASSIST)
+    assert (out.state, out.exit_code) == ("waiting_for_approval", 75)
+    assert "escalating to a host request" in err
+    sandbox_run = env.ledger.get_run(out.run_id)
+    host_run = env.ledger.get_run(out.escalated_run_id)
+    assert (sandbox_run.kind, sandbox_run.state) == ("sandbox", "failed")
+    assert sandbox_run.children == [host_run.id]
+    assert (host_run.kind, host_run.parent_id, host_run.state) == (
+        "host", sandbox_run.id, "waiting_for_approval")
+    assert ap.get(env.ledger, out.approval_id).where == "host"
+
+
+def test_host_assisted_does_not_escalate_ordinary_failures(env):
+    env.runner.exit_code = 2
+    env.runner.stderr_tail = "make: *** No rule to make target 'all'.  Stop.\n"
+    out, _, _ = run(env, "make", host=False, profile=ASSIST)
+    assert (out.state, out.exit_code, out.escalated_run_id) == ("failed", 2, None)
+    assert ap.pending(env.ledger) == []
+
+
+def test_build_does_not_escalate_even_on_boundary_failure(env):
+    env.runner.exit_code = 1
+    env.runner.stderr_tail = "Permission denied"
+    out, _, _ = run(env, "make", host=False, profile=BUILD)
+    assert (out.state, out.exit_code) == ("failed", 1)
+
+
+@pytest.mark.parametrize("stderr,network,expected", [
+    ("bash: /etc/x: Permission denied", [], True),
+    ("curl: (56) CONNECT tunnel failed, response 403", [], True),
+    ("error: EACCES: permission denied, open '/x'", [], True),
+    ("socket: Operation not permitted", [], True),
+    ("", [{"host": "evil.example", "port": 443, "allowed": False}], True),
+    ("AssertionError: 1 != 2", [{"host": "pypi.org", "port": 443, "allowed": True}], False),
+    ("HTTP 403 from api.github.com", [], False),
+])
+def test_boundary_failure_detection(stderr, network, expected):
+    result = type("R", (), {"stderr_tail": stderr, "network": network})()
+    assert G.looks_like_boundary(result) is expected
+
+
+def test_every_request_gets_a_ledger_row(env):
+    run(env, "longbridge news FIG.US 2>&1 | head -30")            # pending
+    run(env, "echo hello")                                          # host helper
+    run(env, "longbridge quote AAPL.US | tail -5", profile=STRICT)  # refused
+    run(env, "make", host=False)                                    # sandboxed
+    assert sorted(r.state for r in env.ledger.list_runs()) == [
+        "completed", "completed", "denied", "waiting_for_approval"]
+
+
+def test_parse_run_args():
+    p = G.parse_run_args
+    assert p(["--host", "--session", "s", "--", "ls", "-la"])["argv"] == ["ls", "-la"]
+    o = p(["--profile=strict", "-c", "ls | head"])
+    assert (o["profile"], o["command"], o["argv"]) == ("strict", "ls | head", None)
+    assert p(["make", "-j4"])["argv"] == ["make", "-j4"]
+    assert p(["--help"])["help"] is True
+    for bad, msg in ([[], "exactly one"], [["-c", "x", "--", "y"], "exactly one"],
+                     [["--bogus"], "unknown option"], [["--timeout", "-1", "--", "x"], "timeout"],
+                     [["--sandbox", "maybe", "--", "x"], "on or off"], [["--profile"], "needs a value"]):
+        with pytest.raises(UsageError, match=msg):
+            p(bad)
