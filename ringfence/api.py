@@ -23,7 +23,9 @@ def compile_profile(profile, workspace: str, host=None):
     from compiler.compile import compile_profile as _compile
     from compiler.host import probe
 
-    return _compile(profile, workspace, host if host is not None else probe())
+    if host is None:
+        host = probe().for_profile(profile, workspace)
+    return _compile(profile, workspace, host)
 
 
 def run(argv=None, *, command: str | None = None, profile: str = "build",

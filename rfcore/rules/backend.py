@@ -1,5 +1,185 @@
-"""RF6xx: compile and backend diagnostics."""
+"""RF6xx: compile and backend diagnostics.
+
+The examples are shell snippets: tests/compiler/test_backend_rules.py runs each
+one with bash in a fresh, empty workspace directory (the current directory),
+with ``ringfence`` on PATH, and asserts that the bad example reports the code
+and the good one does not. Keep them self-contained.
+"""
 
 from . import Rule
 
-RULES: tuple[Rule, ...] = ()
+# A profile file the examples write and use: strict, plus one changed line.
+_P = "printf 'extends = \"strict\"\\n{}\\n' > p.toml; "
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        code="RF601", name="bwrap-missing",
+        summary="bubblewrap is not installed or not on PATH; nothing was run",
+        explanation=(
+            "Every sandboxed profile runs the command under bubblewrap (bwrap). When "
+            "bwrap cannot be found, ringfence refuses to run the command (exit 125) "
+            "instead of running it without a sandbox: a boundary that cannot be set "
+            "up means refusing to run, never running unprotected. Install the "
+            "`bubblewrap` package and check the host with `ringfence doctor`."),
+        bad="PATH=/nonexistent ringfence run -p strict -- true",
+        good="ringfence run -p strict -- true"),
+    Rule(
+        code="RF602", name="sandbox-setup-failed",
+        summary="bwrap could not set up the sandbox; nothing was run",
+        explanation=(
+            "bwrap started but failed before the command ran: typically user "
+            "namespaces are disabled or restricted (Ubuntu's AppArmor "
+            "`kernel.apparmor_restrict_unprivileged_userns`), or a mount failed. "
+            "ringfence tells this apart from the command's own failure through "
+            "bwrap's JSON status and exits 125; the command never ran. "
+            "`ringfence doctor` names the fix."),
+        bad=("mkdir bin; printf '#!/bin/sh\\nexit 1\\n' > bin/bwrap; chmod +x bin/bwrap; "
+             "PATH=$PWD/bin:$PATH ringfence run -p strict -- true"),
+        good="ringfence run -p strict -- sh -c 'exit 1'"),
+    Rule(
+        code="RF603", name="writable-symlink-escape",
+        summary="a writable path resolves through a symlink to outside the workspace",
+        explanation=(
+            "Writable roots are bound with symlinks resolved. A writable entry "
+            "(other than the workspace itself) that is a link to somewhere outside "
+            "the workspace would silently widen write access, for example a planted "
+            "`out -> ~/.config` link. ringfence refuses to compile such a profile "
+            "(exit 125) instead of following the link."),
+        bad=(_P.format("[filesystem]\\nwritable = [\\\"{workspace}\\\", \\\"{workspace}/out\\\"]")
+             + "ln -s /etc out; ringfence run -p ./p.toml -- true"),
+        good=(_P.format("[filesystem]\\nwritable = [\\\"{workspace}\\\", \\\"{workspace}/out\\\"]")
+              + "mkdir out; ringfence run -p ./p.toml -- true")),
+    Rule(
+        code="RF604", name="protected-path-created",
+        summary="the sandboxed command created an always-protected path",
+        explanation=(
+            "Paths the host later executes or obeys (`.git/hooks`, `.git/config`, "
+            "`.envrc`, shell rc files, `.vscode/`, agent configuration) are "
+            "write-protected. Missing ones get no placeholder on the host; instead "
+            "they are journaled before the run, and one the run created is reported "
+            "and moved to ringfence's quarantine directory, even after a SIGKILL "
+            "of ringfence (the next invocation processes the journal)."),
+        bad="ringfence run -p strict -- touch .envrc",
+        good="ringfence run -p strict -- touch notes.txt"),
+    Rule(
+        code="RF605", name="protected-path-replaced",
+        summary="an existing protected path was replaced or removed during the run",
+        explanation=(
+            "Existing protected paths are re-bound read-only and their parents are "
+            "pinned as mount points, so they cannot be renamed or deleted from "
+            "inside. If one still changes identity (device, inode) during the run, "
+            "for example because it was a symbolic link the sandbox could replace, "
+            "the replacement is reported and moved to quarantine."),
+        bad=("echo x > real-envrc; ln -s real-envrc .envrc; "
+             "ringfence run -p strict -c 'rm .envrc; echo evil > .envrc'"),
+        good="echo x > .envrc; ringfence run -p strict -c 'cat .envrc'"),
+    Rule(
+        code="RF606", name="seccomp-unavailable",
+        summary="no seccomp filter could be built for this host; run is degraded",
+        explanation=(
+            "The seccomp filter (no AF_UNIX sockets, no io_uring, mount, ptrace, "
+            "bpf, keyctl, nested namespaces) is generated for x86-64 and aarch64. On "
+            "another architecture the run proceeds with namespaces and mounts only, "
+            "and says so on stderr and in the ledger rather than claiming a "
+            "protection it does not have."),
+        bad="ringfence run -p strict -- true   # on an architecture other than x86-64/aarch64",
+        good="ringfence run -p strict -- true   # on x86-64 or aarch64"),
+    Rule(
+        code="RF607", name="proxy-failed",
+        summary="the network proxy could not be started; nothing was run",
+        explanation=(
+            "Profiles with a network allowlist reach the network only through "
+            "ringfence's proxy on a private Unix socket. If it cannot start (for "
+            "example the socket path is too long for AF_UNIX), the command is not "
+            "run (exit 125): it would otherwise run with a network policy other "
+            "than the one the profile states."),
+        bad=("d=$PWD/$(printf 'x%.0s' $(seq 120)); mkdir -p $d; "
+             "XDG_RUNTIME_DIR=$d ringfence run -p build -- true"),
+        good="ringfence run -p build -- true"),
+    Rule(
+        code="RF608", name="timeout-killed",
+        summary="the wall-clock timeout expired; the whole sandbox was killed",
+        explanation=(
+            "`--timeout` or the profile's `limits.timeout` bounds the run. When it "
+            "expires, bwrap is killed and `--die-with-parent` takes the sandbox's "
+            "init and with it every process in its pid namespace. The exit status "
+            "is 124, as with timeout(1)."),
+        bad="ringfence run -p strict --timeout 0.5 -- sleep 30",
+        good="ringfence run -p strict --timeout 30 -- true"),
+    Rule(
+        code="RF609", name="workspace-missing",
+        summary="the workspace is not an existing directory; nothing was run",
+        explanation=(
+            "The workspace is the writable project root and the working directory "
+            "of the command. A workspace that does not exist cannot be bound, so "
+            "the run is refused with exit 125."),
+        bad="ringfence run -p strict -w ./no-such-dir -- true",
+        good="mkdir sub; ringfence run -p strict -w ./sub -- true"),
+    Rule(
+        code="RF610", name="credential-env-withheld",
+        summary="a credential-looking environment variable was not passed",
+        explanation=(
+            "The sandbox starts from an empty environment plus the profile's "
+            "`env.pass` list. A name that looks like a credential (TOKEN, SECRET, "
+            "PASSWORD, KEY, AUTH, ...) is passed only when it is also listed in "
+            "`env.allow_credentials`, so a broad pattern never carries a secret in "
+            "by accident. The variable is reported, never its value."),
+        bad=(_P.format("[env]\\npass = [\\\"RF_DEMO_TOKEN\\\"]")
+             + "RF_DEMO_TOKEN=t ringfence run -p ./p.toml -- true"),
+        good=(_P.format("[env]\\npass = [\\\"RF_DEMO_TOKEN\\\"]\\n"
+                        "allow_credentials = [\\\"RF_DEMO_TOKEN\\\"]")
+              + "RF_DEMO_TOKEN=t ringfence run -p ./p.toml -- true")),
+    Rule(
+        code="RF611", name="writable-root-missing",
+        summary="a writable path of the profile does not exist and was skipped",
+        explanation=(
+            "bwrap can only bind what exists, and ringfence never creates "
+            "directories on the host on a profile's behalf (except the tooling "
+            "cache dir). A writable entry that does not exist is skipped and "
+            "reported, so a typo in a profile does not go unnoticed."),
+        bad=(_P.format("[filesystem]\\nwritable = [\\\"{workspace}\\\", \\\"{workspace}/out\\\"]")
+             + "ringfence run -p ./p.toml -- true"),
+        good=(_P.format("[filesystem]\\nwritable = [\\\"{workspace}\\\", \\\"{workspace}/out\\\"]")
+              + "mkdir out; ringfence run -p ./p.toml -- true")),
+    Rule(
+        code="RF612", name="sandbox-off",
+        summary="the command ran directly on the host (--sandbox off); recorded",
+        explanation=(
+            "`--sandbox off` (profile `host`) is explicit full host access for one "
+            "command. It is never a fallback: ringfence uses it only when asked, "
+            "and every such run says so and is recorded as unsandboxed."),
+        bad="ringfence run --sandbox off -- true",
+        good="ringfence run -p strict -- true"),
+    Rule(
+        code="RF613", name="proxy-without-allowlist",
+        summary="network mode 'proxy' with an empty allowlist: no network at all",
+        explanation=(
+            "A proxy that allows nothing is pointless, so no proxy and no relay are "
+            "started and the sandbox has no network, as with mode 'none'. The note "
+            "points out the probably unintended profile."),
+        bad=(_P.format("[network]\\nmode = \\\"proxy\\\"\\nallow = []")
+             + "ringfence run -p ./p.toml -- true"),
+        good=(_P.format("[network]\\nmode = \\\"none\\\"")
+              + "ringfence run -p ./p.toml -- true")),
+    Rule(
+        code="RF614", name="protected-path-symlink",
+        summary="a protected path is a symbolic link; its target is protected",
+        explanation=(
+            "Mounts follow symbolic links, so a protected path that is a link "
+            "protects its target; the link itself lives in a writable directory "
+            "and is watched through the journal (a replacement is RF605)."),
+        bad="echo x > real-envrc; ln -s real-envrc .envrc; ringfence run -p strict -- true",
+        good="echo x > .envrc; ringfence run -p strict -- true"),
+    Rule(
+        code="RF615", name="interrupted-run-recovered",
+        summary="the journal of an interrupted run was processed",
+        explanation=(
+            "A ringfence process killed with SIGKILL cannot check its protected "
+            "paths or remove its private runtime directory. Its journal stays "
+            "behind, and the next ringfence run (or `ringfence doctor`) finishes "
+            "the job: reports and quarantines what the sandbox created."),
+        bad=("ringfence run -p strict -c 'touch .envrc; sleep 60' & pid=$!; "
+             "while [ ! -e .envrc ]; do sleep 0.05; done; kill -9 $pid; wait $pid; "
+             "ringfence run -p strict -- true"),
+        good="ringfence run -p strict -c 'touch notes; sleep 0.1'; ringfence run -p strict -- true"),
+)

@@ -1,0 +1,117 @@
+"""The bwrap backend: the ONLY place that spells bubblewrap flags.
+
+``render(spec, argv, ...)`` turns the ordered ops into a bwrap argv. Two env
+modes:
+
+* ``inline_env=True`` (exports, ``profile compile --format bwrap``): the
+  environment is written as ``--clearenv`` + ``--setenv`` so the argv runs
+  on its own.
+* ``inline_env=False`` (execution): the executor hands bwrap exactly the final
+  environment instead, because ``--setenv VALUE`` would put passed values in
+  bwrap's command line, which other processes can read in /proc/PID/cmdline.
+  bwrap passes its environment to the sandbox unchanged, so the result is the
+  same.
+
+With a proxy, the command is wrapped by the in-sandbox relay launcher
+(``compiler/relay.py``), which starts the 127.0.0.1 relay, then applies the
+seccomp filter to itself and execs the command; bwrap's own ``--seccomp`` is
+then not used (the relay must be able to create its Unix socket first).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping, Sequence
+
+from compiler.spec import (Bind, CapDropAll, Chdir, ClearEnv, Dev, DevNullOver,
+                           DieWithParent, DisableUserns, NewSession, PassEnv, Proc,
+                           Protect, Proxy, RoBind, Rlimit, SandboxSpec, Seccomp, SetEnv,
+                           Tmpfs, UnshareAll)
+
+RELAY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "relay.py")
+
+
+def final_env(spec: SandboxSpec, env: Mapping[str, str]) -> dict[str, str]:
+    """The exact environment inside the sandbox: SetEnv values, PassEnv from ``env``."""
+    out: dict[str, str] = {}
+    for op in spec.ops:
+        if isinstance(op, SetEnv):
+            out[op.name] = op.value
+        elif isinstance(op, PassEnv) and op.name in env:
+            out[op.name] = env[op.name]
+    return out
+
+
+def render(spec: SandboxSpec, argv: Sequence[str], *, bwrap: str = "bwrap",
+           env: Mapping[str, str] | None = None, seccomp_fd: int | None = None,
+           proxy_dir: str | None = None, python: str = "python3",
+           inline_env: bool = True, status_fd: int | None = None) -> list[str]:
+    """bwrap argv for ``spec`` running ``argv``.
+
+    ``seccomp_fd``: an inherited fd holding the BPF program (None: no filter).
+    ``proxy_dir``: the host directory holding the proxy's Unix socket.
+    ``status_fd``: bwrap ``--json-status-fd`` (lets the executor tell a setup
+    failure from the command's own exit status).
+    """
+    if not spec.sandboxed:
+        raise ValueError("the host profile has no bwrap rendering")
+    env = {} if env is None else env
+    proxy = spec.proxy
+    out: list[str] = [bwrap]
+    for op in spec.ops:
+        if isinstance(op, UnshareAll):
+            # --unshare-user explicitly: as root, --unshare-all only *tries* it, and
+            # --disable-userns needs a user namespace of our own.
+            out += ["--unshare-all", "--unshare-user"]
+        elif isinstance(op, DisableUserns):
+            out.append("--disable-userns")
+        elif isinstance(op, DieWithParent):
+            out.append("--die-with-parent")
+        elif isinstance(op, NewSession):
+            out.append("--new-session")
+        elif isinstance(op, CapDropAll):
+            out += ["--cap-drop", "ALL"]
+        elif isinstance(op, RoBind):
+            out += ["--ro-bind-try" if op.may_be_missing else "--ro-bind", op.src, op.dst]
+        elif isinstance(op, Bind):
+            out += ["--bind-try" if op.may_be_missing else "--bind", op.src, op.dst]
+        elif isinstance(op, Tmpfs):
+            out += ["--tmpfs", op.dst]
+        elif isinstance(op, DevNullOver):
+            out += ["--ro-bind", "/dev/null", op.dst]
+        elif isinstance(op, Proc):
+            out += ["--proc", op.dst]
+        elif isinstance(op, Dev):
+            out += ["--dev", op.dst]
+        elif isinstance(op, ClearEnv):
+            if inline_env:
+                out.append("--clearenv")
+        elif isinstance(op, (SetEnv, PassEnv)):
+            pass            # rendered below, after every op is known
+        elif isinstance(op, Chdir):
+            out += ["--chdir", op.path]
+        elif isinstance(op, Seccomp):
+            if seccomp_fd is not None and proxy is None:
+                out += ["--seccomp", str(seccomp_fd)]
+        elif isinstance(op, Proxy):
+            if proxy_dir is None:
+                raise ValueError("a proxy spec needs proxy_dir")
+            out += ["--ro-bind", proxy_dir, op.socket_dir]
+        elif isinstance(op, (Rlimit, Protect)):
+            pass            # applied by the executor (setrlimit; journal)
+        else:  # pragma: no cover - a new op type must be rendered explicitly
+            raise AssertionError(f"unrendered op {op!r}")
+    if inline_env:
+        for name, value in final_env(spec, env).items():
+            out += ["--setenv", name, value]
+    if status_fd is not None:
+        out += ["--json-status-fd", str(status_fd)]
+    out.append("--")
+    if proxy is not None:
+        out += [python, "-I", "-S", RELAY, "--listen", proxy.listen,
+                "--unix", f"{proxy.socket_dir}/proxy.sock"]
+        if seccomp_fd is not None:
+            out += ["--seccomp-fd", str(seccomp_fd)]
+        out.append("--")
+    out += list(argv)
+    return out

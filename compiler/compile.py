@@ -1,0 +1,270 @@
+"""compile_profile(profile, workspace, host) -> SandboxSpec. PURE: no I/O.
+
+Every fact about the disk comes from ``HostFacts`` (probed by ``host.py``),
+so the same profile + facts always give the same spec, and golden tests run
+without a kernel. The compiler is mechanism only; policy is the profile.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import posixpath
+import re
+
+from profiles.model import Profile
+from rfcore.errors import SandboxError
+
+from .spec import (Bind, CapDropAll, Chdir, ClearEnv, Dev, DevNullOver, DieWithParent,
+                   DisableUserns, NewSession, Note, PassEnv, Proc, Protect, Proxy,
+                   RoBind, Rlimit, SandboxSpec, Seccomp, SetEnv, Tmpfs, UnshareAll)
+
+DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+GLOB_CHARS = re.compile(r"[*?\[]")
+
+# A name is credential-looking when one of its _-separated words is one of these
+# (so AWS_SECRET_ACCESS_KEY and SSH_AUTH_SOCK are, KEYBOARD_LAYOUT is not).
+_CRED_WORDS = frozenset({
+    "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASS", "PASSPHRASE",
+    "CREDENTIAL", "CREDENTIALS", "CREDS", "KEY", "KEYS", "APIKEY", "AUTH", "COOKIE",
+    "PRIVATE", "SESSION", "PAT", "OTP", "SIGNATURE",
+})
+_CRED_SUBSTRINGS = ("TOKEN", "SECRET", "PASSWORD", "APIKEY", "API_KEY", "CREDENTIAL")
+
+TOOLING_VARS = (
+    ("PIP_CACHE_DIR", "pip"), ("UV_CACHE_DIR", "uv"), ("npm_config_cache", "npm"),
+    ("GOPATH", "go"), ("GOCACHE", "go-build"), ("XDG_CACHE_HOME", "xdg"),
+)
+PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+NO_PROXY = "localhost,127.0.0.1,::1"
+RLIMIT_MB = {"memory_mb": "as", "file_size_mb": "fsize"}
+
+
+def looks_like_credential(name: str) -> bool:
+    upper = name.upper()
+    return (any(word in _CRED_WORDS for word in upper.split("_"))
+            or any(s in upper for s in _CRED_SUBSTRINGS))
+
+
+def _norm(path: str) -> str:
+    return posixpath.normpath(path)
+
+
+def expand(template: str, *, workspace: str | None, tooling: str, home: str) -> str | None:
+    """Expand {workspace}, {tooling} and ~; None if it needs a workspace we lack."""
+    if "{workspace}" in template and workspace is None:
+        return None
+    text = template.replace("{workspace}", workspace or "").replace("{tooling}", tooling)
+    if text == "~" or text.startswith("~/"):
+        text = home + text[1:]
+    if not text.startswith("/"):
+        return None
+    return _norm(text)
+
+
+def _tooling_dir(profile: Profile, home: str) -> str:
+    raw = profile.tooling.dir
+    return _norm(home + raw[1:]) if raw == "~" or raw.startswith("~/") else _norm(raw)
+
+
+def _writable_templates(profile: Profile) -> list[str]:
+    out = list(profile.filesystem.writable)
+    if profile.tooling.enabled and "{tooling}" not in out:
+        out.append("{tooling}")
+    return out
+
+
+def _protect_targets(profile: Profile, roots: list[str], ctx: dict) -> list[str]:
+    """Protected entries as absolute paths: relative ones under every writable root."""
+    out: list[str] = []
+    for entry in profile.filesystem.write_protect:
+        entry = entry.rstrip("/") or entry
+        if entry.startswith(("/", "~", "{")):
+            path = expand(entry, **ctx)
+            if path:
+                out.append(path)
+        else:
+            out.extend(_norm(posixpath.join(root, entry)) for root in roots)
+    return list(dict.fromkeys(out))
+
+
+def wanted_paths(profile: Profile, workspace: str | None, host) -> tuple[list[str], list[str]]:
+    """(plain paths, glob patterns) whose facts compile needs. Used by the probe."""
+    ctx = _ctx(profile, workspace, host)
+    plain: list[str] = []
+    patterns: list[str] = []
+    if workspace:
+        plain.append(_norm(workspace))
+    roots = [p for t in _writable_templates(profile) if (p := expand(t, **ctx))]
+    plain.extend(roots)
+    for entry in profile.filesystem.read_deny:
+        path = expand(entry, **ctx)
+        if path:
+            (patterns if GLOB_CHARS.search(path) else plain).append(path)
+    for path in _protect_targets(profile, roots, ctx):
+        (patterns if GLOB_CHARS.search(path) else plain).append(path)
+    return plain, patterns
+
+
+def _ctx(profile: Profile, workspace: str | None, host) -> dict:
+    ws = _norm(os.path.abspath(workspace)) if workspace else None  # abspath: no I/O
+    return {"workspace": ws, "tooling": _tooling_dir(profile, host.home), "home": host.home}
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def compile_profile(profile: Profile, workspace: str | None, host) -> SandboxSpec:
+    """Turn a profile into an ordered, typed SandboxSpec. Pure."""
+    ctx = _ctx(profile, workspace, host)
+    ws = ctx["workspace"]
+    if not profile.sandbox:
+        return SandboxSpec(profile.name, ws, (), (Note(
+            "RF612", "sandbox off: the command runs directly on the host with full "
+                     "access (explicit --sandbox off / profile 'host'); recorded"),),
+            sandboxed=False)
+    notes: list[Note] = []
+    ops: list = [UnshareAll(), DisableUserns(), DieWithParent(), NewSession(), CapDropAll(),
+                 RoBind("/", "/"), Dev("/dev"), Proc("/proc")]
+    if profile.filesystem.private_tmp:
+        ops.append(Tmpfs("/tmp"))
+
+    ws_real = None
+    if ws is not None:
+        fact = host.path(ws)
+        if fact.kind != "dir":
+            raise SandboxError(f"workspace {ws} is not an existing directory; nothing was run (RF609)",
+                               hint="pass --workspace DIR with a directory that exists")
+        ws_real = fact.real
+
+    # Writable roots, symlinks resolved. The workspace itself is what the user named;
+    # any other writable root that resolves somewhere else through a link would let a
+    # profile (or a planted link) widen write access, so it must stay where it says.
+    roots: list[str] = []
+    root_pairs: list[tuple[str, str]] = []
+    for template in _writable_templates(profile):
+        path = expand(template, **ctx)
+        if path is None:
+            notes.append(Note("RF611", f"writable {template!r} skipped: no workspace given"))
+            continue
+        fact = host.path(path)
+        if fact.kind == "missing":
+            notes.append(Note("RF611", f"writable {path} does not exist; skipped"))
+            continue
+        is_ws = ws is not None and path == ws
+        if not is_ws and fact.real != path and not (ws_real and _inside(fact.real, ws_real)):
+            raise SandboxError(
+                f"writable path {path} resolves through a symbolic link to {fact.real}, "
+                "outside the workspace; refusing to make it writable (RF603)",
+                hint="point the profile at the real directory, or remove the link")
+        roots.append(fact.real)
+        root_pairs.append((path, fact.real))
+        ops.append(Bind(fact.real, fact.real))
+
+    # Always write-protected paths inside writable roots: existing ones are re-bound
+    # read-only (a mount point cannot be unlinked or renamed over). Missing ones get
+    # NO placeholder; Protect() makes the executor journal them and report/remove
+    # them if the run creates them.
+    declared = [d for d, _ in root_pairs]
+    every_root = declared + roots
+    anchors: list = []      # rw self-binds of the parents of protected paths
+    masks: list = []        # ro re-binds of the protected paths themselves
+    watched: list = []
+    for path in _protect_targets(profile, declared, ctx):
+        if not any(_inside(path, r) for r in every_root):
+            continue            # outside every writable root: read-only already
+        found = host.globs.get(path, ()) if GLOB_CHARS.search(path) else (path,)
+        for p in found:
+            fact = host.path(p)
+            root = next((r for r in roots if _inside(fact.real, r)), None)
+            if fact.kind == "missing" or root is None:
+                continue
+            if fact.is_link:
+                notes.append(Note("RF614", f"protected path {p} is a symbolic link; its "
+                                  f"target {fact.real} is protected and the link is watched"))
+            # A mount point cannot be renamed or removed (EBUSY). Self-binding every
+            # parent between the root and the protected path keeps them writable but
+            # stops `mv .git .git-old && mkdir -p .git/hooks` from swapping in a
+            # fresh, unprotected directory the host would later obey.
+            parent = posixpath.dirname(fact.real)
+            chain = []
+            while parent != root and _inside(parent, root):
+                chain.append(parent)
+                parent = posixpath.dirname(parent)
+            for anc in reversed(chain):
+                if Bind(anc, anc) not in anchors:
+                    anchors.append(Bind(anc, anc))
+            if RoBind(fact.real, fact.real) not in masks:
+                masks.append(RoBind(fact.real, fact.real))
+        watched.append(Protect(path))
+    ops.extend(anchors + masks)
+
+    # Read-denied paths that exist: an empty tmpfs over directories, /dev/null over
+    # files. After every bind (writable roots, pinned parents, protected re-binds),
+    # so no later bind can re-expose what is masked.
+    for entry in profile.filesystem.read_deny:
+        path = expand(entry, **ctx)
+        if path is None:
+            continue
+        found = host.globs.get(path, ()) if GLOB_CHARS.search(path) else (path,)
+        for p in found:
+            fact = host.path(p)
+            if fact.kind == "dir":
+                ops.append(Tmpfs(fact.real))
+            elif fact.kind in ("file", "other"):
+                ops.append(DevNullOver(fact.real))
+
+    ops.extend(watched)
+
+    ops.extend(_env_ops(profile, host, ctx, notes))
+    ops.append(Seccomp(deny_unix_sockets=not profile.network.allow_unix_sockets))
+    lim = profile.limits
+    for attr, kind in RLIMIT_MB.items():
+        value = getattr(lim, attr)
+        if value is not None:
+            ops.append(Rlimit(kind, int(value) * 1024 * 1024))
+    if lim.pids is not None:
+        ops.append(Rlimit("nproc", int(lim.pids)))
+    net = profile.network
+    if net.mode == "proxy" and net.allow:
+        ops.append(Proxy(tuple(net.allow), tuple(net.deny)))
+    elif net.mode == "proxy":
+        notes.append(Note("RF613", "network mode 'proxy' with an empty allowlist: "
+                                   "no proxy is started and the sandbox has no network"))
+    ops.append(Chdir(ws_real or host.home))
+    return SandboxSpec(profile.name, ws, tuple(ops), tuple(notes))
+
+
+def _env_ops(profile: Profile, host, ctx: dict, notes: list[Note]) -> list:
+    env = profile.env
+    names = host.env_names
+    ops: list = [ClearEnv(), SetEnv("HOME", host.home), SetEnv("TMPDIR", "/tmp")]
+    ops.append(PassEnv("PATH") if "PATH" in names else SetEnv("PATH", DEFAULT_PATH))
+    fixed = {"HOME", "TMPDIR", "PATH"}
+    passed: list[str] = []
+    for pattern in env.pass_:
+        matches = fnmatch.filter(names, pattern) if GLOB_CHARS.search(pattern) else \
+            ([pattern] if pattern in names else [])
+        for name in matches:
+            if name in fixed or name in passed:
+                continue
+            if looks_like_credential(name) and name not in env.allow_credentials:
+                # Opt-in only: a glob like "*" must never carry a token inside.
+                notes.append(Note("RF610", f"environment variable {name} looks like a "
+                                  "credential and was not passed (list it in "
+                                  "env.allow_credentials to pass it)"))
+                continue
+            passed.append(name)
+    ops.extend(PassEnv(n) for n in passed)
+    for name, value in env.set:
+        ops.append(SetEnv(name, value))
+    if profile.tooling.enabled:
+        tooling = ctx["tooling"]
+        ops.extend(SetEnv(var, f"{tooling}/{sub}") for var, sub in TOOLING_VARS)
+    if profile.network.mode == "proxy" and profile.network.allow:
+        url = "http://" + Proxy((), ()).listen
+        for var in PROXY_VARS:
+            ops.extend((SetEnv(var, url), SetEnv(var.lower(), url)))
+        ops.extend((SetEnv("NO_PROXY", NO_PROXY), SetEnv("no_proxy", NO_PROXY)))
+    return ops

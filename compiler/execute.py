@@ -1,0 +1,314 @@
+"""Run a compiled spec: bwrap, seccomp fd, proxy, signals, timeout, tails.
+
+Fail closed: anything that stops the sandbox from being set up raises
+SandboxError (exit 125) and the command does not run. A missing protection
+(no seccomp generator for this arch, no proxy) is a degradation: a RF6xx
+note printed to stderr and returned in the result, never silent.
+
+How a setup failure is told apart from the command's own exit status: bwrap
+writes ``{"exit-code": N}`` to ``--json-status-fd`` only when the command was
+actually started by its init; without that line the command never ran.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import IO, Mapping, Sequence
+
+from rfcore.errors import SandboxError
+
+from . import protect
+from .backends.bwrap import final_env, render
+from .spec import Note, Rlimit, SandboxSpec
+
+TAIL_BYTES = 64 * 1024
+TIMEOUT_EXIT = 124          # as timeout(1)
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    exit_code: int
+    stdout_tail: bytes
+    stderr_tail: bytes
+    duration: float
+    network_decisions: tuple = ()
+    degradations: tuple[Note, ...] = ()
+    protected_created: tuple[Note, ...] = ()
+    stdout: bytes | None = None         # whole output, only with capture=True
+    stderr: bytes | None = None
+    timed_out: bool = False
+    signal: int | None = None           # a signal we received and forwarded
+    sandboxed: bool = True
+
+
+def warn(note: Note, stream: IO[str] | None = None) -> None:
+    print(f"ringfence: {note.code}: {note.message}", file=stream or sys.stderr, flush=True)
+
+
+class _Tail:
+    def __init__(self, keep_all: bool) -> None:
+        self.buf = bytearray()
+        self.all = bytearray() if keep_all else None
+
+    def add(self, chunk: bytes) -> None:
+        if self.all is not None:
+            self.all += chunk
+        self.buf += chunk
+        if len(self.buf) > TAIL_BYTES:
+            del self.buf[:-TAIL_BYTES]
+
+
+def _rlimit_fn(spec: SandboxSpec):
+    limits = spec.of(Rlimit)
+    if not limits:
+        return None
+    import resource
+
+    names = {"as": resource.RLIMIT_AS, "nproc": resource.RLIMIT_NPROC,
+             "fsize": resource.RLIMIT_FSIZE}
+    pairs = [(names[r.kind], r.value) for r in limits]
+
+    def apply() -> None:   # in the child, before exec of bwrap; inherited inside
+        for kind, value in pairs:
+            resource.setrlimit(kind, (value, value))
+    return apply
+
+
+def _seccomp_fd(spec: SandboxSpec, arch: str, degradations: list[Note]) -> int | None:
+    opts = spec.seccomp
+    if opts is None:
+        return None
+    try:
+        from .seccomp import build_filter
+        program = build_filter(arch, deny_unix_sockets=opts.deny_unix_sockets)
+    except (ImportError, ValueError) as exc:
+        degradations.append(Note("RF606", f"no seccomp filter for this host ({exc}); "
+                                 "the command runs without syscall filtering"))
+        return None
+    fd = os.memfd_create("ringfence-seccomp", 0)
+    os.write(fd, program)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, str],
+            timeout: float | None = None, stdin: bytes | int | IO | None = None,
+            capture: bool = False, out: IO[bytes] | None = None,
+            err: IO[bytes] | None = None) -> ExecResult:
+    """Run ``argv`` under ``spec``. Streams output unless ``capture``."""
+    if not argv:
+        raise SandboxError("no command given", hint="ringfence run -- ARGV... or -c 'STRING'")
+    degradations: list[Note] = list(spec.notes)
+    for note in protect.recover(env):
+        warn(note)
+        degradations.append(note)
+    if not spec.sandboxed:
+        return _stream(list(argv), dict(env), None, spec, timeout, stdin, capture, out, err,
+                       degradations, cwd=spec.workspace, sandboxed=False)
+    if not host.bwrap:
+        raise SandboxError("bubblewrap (bwrap) was not found on PATH; refusing to run the "
+                           "command unsandboxed (RF601)",
+                           hint="apt-get install bubblewrap (or dnf install bubblewrap), "
+                                "then check with 'ringfence doctor'")
+    journal = protect.begin(spec, env)
+    fds: list[int] = []
+    proxy = None
+    try:
+        seccomp_fd = _seccomp_fd(spec, host.arch, degradations)
+        if seccomp_fd is not None:
+            fds.append(seccomp_fd)
+        proxy_dir = None
+        if spec.proxy is not None:
+            proxy, proxy_dir = _start_proxy(spec, journal, degradations)
+        status_r, status_w = os.pipe()
+        fds += [status_r, status_w]
+        bargv = render(spec, argv, bwrap=host.bwrap, env=env, seccomp_fd=seccomp_fd,
+                       proxy_dir=proxy_dir, python=host.python, inline_env=False,
+                       status_fd=status_w)
+        for note in degradations[len(spec.notes):]:
+            warn(note)
+        result = _stream(bargv, final_env(spec, env), status_r, spec, timeout, stdin,
+                         capture, out, err, degradations,
+                         pass_fds=tuple(f for f in fds if f != status_r),
+                         close_after_start=status_w)
+    finally:
+        for fd in fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        decisions = tuple(proxy.decisions) if proxy is not None else ()
+        if proxy is not None:
+            proxy.stop()
+        created = protect.finish(journal)
+        for note in created:
+            warn(note)
+    return _with(result, network_decisions=decisions, protected_created=tuple(created))
+
+
+def _with(result: ExecResult, **changes) -> ExecResult:
+    from dataclasses import replace
+    return replace(result, **changes)
+
+
+def _start_proxy(spec, journal, degradations):
+    try:
+        from .proxy import ProxyServer, make_runtime_dir
+    except ImportError as exc:
+        raise SandboxError(f"the network proxy is not available ({exc}); refusing to run "
+                           "a proxy profile without it (RF607)",
+                           hint="use a profile with network mode 'none' (e.g. strict)") from None
+    rdir = make_runtime_dir()
+    journal.set_runtime_dir(rdir)
+    server = ProxyServer(spec.proxy.allow, spec.proxy.deny, os.path.join(rdir, "proxy.sock"))
+    server.start()      # raises SandboxError (exit 125) if it cannot listen
+    return server, rdir
+
+
+def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
+            timeout: float | None, stdin, capture: bool, out, err,
+            degradations: list[Note], *, pass_fds: tuple[int, ...] = (),
+            close_after_start: int | None = None, cwd: str | None = None,
+            sandboxed: bool = True) -> ExecResult:
+    out = out if out is not None else sys.stdout.buffer
+    err = err if err is not None else sys.stderr.buffer
+    feed = stdin if isinstance(stdin, (bytes, bytearray)) else None
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            cmd, env=env, cwd=cwd, stdin=subprocess.PIPE if feed is not None else stdin,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=pass_fds,
+            preexec_fn=_rlimit_fn(spec) if sandboxed else None)
+    except OSError as exc:
+        if sandboxed:
+            raise SandboxError(f"could not start bubblewrap: {exc} (RF602)",
+                               hint="run 'ringfence doctor'") from None
+        raise SandboxError(f"could not start {cmd[0]}: {exc}") from None
+    if close_after_start is not None:
+        os.close(close_after_start)     # only bwrap holds the write end now
+    if feed is not None:
+        threading.Thread(target=_feed, args=(proc.stdin, bytes(feed)), daemon=True).start()
+
+    received: list[int] = []
+    previous = {}
+
+    def forward(signum, _frame):
+        # Killing bwrap is enough: --die-with-parent SIGKILLs the sandbox's init,
+        # which takes the whole pid namespace (every sandboxed process) with it.
+        received.append(signum)
+        try:
+            proc.kill()
+        except OSError:
+            pass
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in FORWARDED:
+            previous[sig] = signal.signal(sig, forward)
+    tails = {proc.stdout.fileno(): (_Tail(capture), None if capture else out),
+             proc.stderr.fileno(): (_Tail(capture), None if capture else err)}
+    status = bytearray()
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    sel.register(proc.stderr, selectors.EVENT_READ)
+    if status_r is not None:
+        sel.register(status_r, selectors.EVENT_READ)
+    deadline = None if timeout is None else start + timeout
+    timed_out = False
+    try:
+        while sel.get_map():
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            events = sel.select(wait)
+            if not events and deadline is not None and time.monotonic() >= deadline:
+                timed_out = True
+                proc.kill()
+                deadline = None
+                continue
+            for key, _ in events:
+                fd = key.fd if isinstance(key.fileobj, int) else key.fileobj.fileno()
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    continue
+                if fd == status_r:
+                    status += chunk
+                    continue
+                tail, sink = tails[fd]
+                tail.add(chunk)
+                if sink is not None:
+                    try:
+                        sink.write(chunk)
+                        sink.flush()
+                    except (BrokenPipeError, ValueError):
+                        tails[fd] = (tail, None)
+        code = proc.wait()
+    finally:
+        sel.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    duration = time.monotonic() - start
+    exit_code = _exit_code(code, status, received, timed_out, sandboxed,
+                           tails[proc.stderr.fileno()][0].buf)
+    if timed_out:
+        note = Note("RF608", f"timed out after {timeout:g}s; the whole sandbox was killed")
+        warn(note)
+        degradations.append(note)
+    o, e = tails[proc.stdout.fileno()][0], tails[proc.stderr.fileno()][0]
+    return ExecResult(exit_code, bytes(o.buf), bytes(e.buf), duration,
+                      degradations=tuple(degradations),
+                      stdout=bytes(o.all) if o.all is not None else None,
+                      stderr=bytes(e.all) if e.all is not None else None,
+                      timed_out=timed_out, signal=received[0] if received else None,
+                      sandboxed=sandboxed)
+
+
+def _feed(pipe, data: bytes) -> None:
+    try:
+        pipe.write(data)
+    except (BrokenPipeError, OSError):
+        pass
+    finally:
+        try:
+            pipe.close()
+        except OSError:
+            pass
+
+
+def _exit_code(code: int, status: bytes, received: list[int], timed_out: bool,
+               sandboxed: bool, stderr_tail: bytes) -> int:
+    if received:
+        return 128 + received[0]
+    if timed_out:
+        return TIMEOUT_EXIT
+    if not sandboxed:
+        return 128 - code if code < 0 else code
+    started = None
+    for line in status.decode("utf-8", "replace").splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            continue
+        if "exit-code" in doc:
+            started = int(doc["exit-code"])
+    if started is None:
+        last = stderr_tail.decode("utf-8", "replace").strip().splitlines()
+        why = last[-1] if last else f"bwrap exited with status {code}"
+        raise SandboxError(
+            f"the sandbox could not be set up, so the command was not run: {why} (RF602)",
+            hint="run 'ringfence doctor'; on Ubuntu 24.04+ user namespaces may be "
+                 "restricted by AppArmor (kernel.apparmor_restrict_unprivileged_userns)")
+    return started

@@ -1,0 +1,185 @@
+"""Probe host facts once; the compiler stays pure by receiving them.
+
+Two kinds of facts live here:
+
+* system facts (bwrap, user namespaces, seccomp, Landlock, uid, home, arch):
+  ``probe()`` takes the cheap ones needed on the ``run`` hot path;
+  ``probe(full=True)`` (doctor) also runs ``bwrap --version``, a real trial
+  sandbox and the Landlock syscall.
+* path facts for one profile and workspace (which read-denied and protected
+  paths exist, what they resolve to, glob expansion): ``HostFacts.for_profile``.
+
+``compile_profile`` only reads ``HostFacts``; it never touches the disk. A path
+the compiler asks about that was not probed is a bug, not a silent "missing".
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field, replace
+from typing import Literal, Mapping
+
+from profiles.model import Profile
+
+Kind = Literal["dir", "file", "other", "missing"]
+
+
+@dataclass(frozen=True)
+class PathFact:
+    path: str           # the absolute, template-expanded path as written (not resolved)
+    kind: Kind          # what it resolves to ("missing" if nothing, incl. dangling links)
+    real: str           # os.path.realpath(path)
+    is_link: bool       # the path itself is a symbolic link
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    uid: int
+    gid: int
+    home: str
+    arch: str                           # "x86_64" | "aarch64" | other (uname -m)
+    python: str                         # interpreter for the in-sandbox relay
+    bwrap: str | None                   # absolute path, None if not found on PATH
+    env_names: tuple[str, ...] = ()     # names (never values) of the run's environment
+    seccomp: bool | None = None         # kernel has seccomp filters (None: not probed)
+    bwrap_version: str | None = None    # full probe only
+    userns: bool | None = None          # user namespaces usable (full probe: a real trial)
+    userns_detail: str = ""
+    apparmor_userns_restricted: bool | None = None
+    landlock_abi: int | None = None     # 0 = unsupported; full probe only
+    bwrap_trial_error: str = ""         # stderr of a failed trial sandbox
+    # Path facts for one profile/workspace; keys are the expanded paths.
+    paths: Mapping[str, PathFact] = field(default_factory=dict)
+    # Glob expansions: pattern -> matching paths (sorted), done here so compile is pure.
+    globs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def path(self, p: str) -> PathFact:
+        try:
+            return self.paths[p]
+        except KeyError:
+            raise KeyError(f"path {p!r} was not probed (use HostFacts.for_profile)") from None
+
+    def for_profile(self, profile: Profile, workspace: str | None) -> "HostFacts":
+        """Return a copy with the path facts compiling ``profile`` needs."""
+        from compiler.compile import wanted_paths
+
+        plain, patterns = wanted_paths(profile, workspace, self)
+        globs = {pat: expand_glob(pat) for pat in patterns}
+        everything = set(plain)
+        for found in globs.values():
+            everything.update(found)
+        return replace(self, paths={p: path_fact(p) for p in sorted(everything)},
+                       globs=globs)
+
+
+def path_fact(p: str) -> PathFact:
+    is_link = os.path.islink(p)
+    real = os.path.realpath(p)
+    if os.path.isdir(real):
+        kind: Kind = "dir"
+    elif os.path.isfile(real):
+        kind = "file"
+    elif os.path.lexists(real):
+        kind = "other"
+    else:
+        kind = "missing"
+    return PathFact(p, kind, real, is_link)
+
+
+def expand_glob(pattern: str) -> tuple[str, ...]:
+    # include_hidden: a read-deny of "**/.env*" must see dot directories too.
+    return tuple(sorted(glob.glob(pattern, recursive=True, include_hidden=True)))
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii") as fh:
+            return fh.read().strip()
+    except OSError:
+        return None
+
+
+def _seccomp_in_kernel() -> bool:
+    # "Seccomp:" appears in /proc/self/status only on kernels built with it.
+    status = _read("/proc/self/status") or ""
+    return any(line.startswith("Seccomp:") for line in status.splitlines())
+
+
+def _userns_sysctls() -> tuple[bool, str, bool | None]:
+    """(plausible, detail, apparmor_restricted) from sysctls, without a trial."""
+    maxns = _read("/proc/sys/user/max_user_namespaces")
+    clone = _read("/proc/sys/kernel/unprivileged_userns_clone")   # Debian/Ubuntu patch
+    aa = _read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")  # Ubuntu 23.10+
+    restricted = None if aa is None else aa == "1"
+    if maxns is not None and maxns == "0":
+        return False, "user.max_user_namespaces is 0", restricted
+    if clone is not None and clone == "0":
+        return False, "kernel.unprivileged_userns_clone is 0", restricted
+    if restricted:
+        return False, "kernel.apparmor_restrict_unprivileged_userns is 1", restricted
+    return True, f"user.max_user_namespaces={maxns}", restricted
+
+
+def landlock_abi() -> int:
+    """Landlock ABI version via landlock_create_ruleset(NULL, 0, VERSION); 0 if none."""
+    import ctypes
+
+    nr = {"x86_64": 444, "aarch64": 444}.get(platform.machine())
+    if nr is None:
+        return 0
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    LANDLOCK_CREATE_RULESET_VERSION = 1
+    abi = libc.syscall(nr, None, ctypes.c_size_t(0), ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION))
+    return int(abi) if abi > 0 else 0
+
+
+def trial_sandbox(bwrap: str) -> tuple[bool, str]:
+    """Really start the smallest sandbox ringfence needs; (ok, stderr)."""
+    argv = [bwrap, "--ro-bind", "/", "/", "--unshare-all", "--unshare-user",
+            "--disable-userns", "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev",
+            "--", "true"]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, str(exc)
+    return proc.returncode == 0, proc.stderr.strip()
+
+
+def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFacts:
+    """System facts. Cheap by default (run hot path); ``full`` for doctor."""
+    env = os.environ if env is None else env
+    import pwd
+
+    uid, gid = os.getuid(), os.getgid()
+    home = env.get("HOME") or pwd.getpwuid(uid).pw_dir
+    path = env.get("PATH", os.defpath)
+    bwrap = shutil.which("bwrap", path=path)
+    plausible, detail, restricted = _userns_sysctls()
+    facts = HostFacts(
+        uid=uid, gid=gid, home=os.path.abspath(home), arch=platform.machine(),
+        python=sys.executable, bwrap=bwrap, env_names=tuple(sorted(env)),
+        seccomp=_seccomp_in_kernel(), userns=plausible if uid != 0 else True,
+        userns_detail=detail, apparmor_userns_restricted=restricted)
+    if not full:
+        return facts
+    version, ok, err = None, False, ""
+    if bwrap:
+        try:
+            out = subprocess.run([bwrap, "--version"], capture_output=True, text=True,
+                                 timeout=10)
+            version = out.stdout.strip().removeprefix("bubblewrap ").strip() or None
+        except (OSError, subprocess.TimeoutExpired):
+            version = None
+        ok, err = trial_sandbox(bwrap)
+    try:
+        abi = landlock_abi()
+    except OSError:
+        abi = 0
+    return replace(facts, bwrap_version=version, userns=ok if bwrap else plausible,
+                   bwrap_trial_error=err, landlock_abi=abi)
