@@ -168,7 +168,7 @@ def approve(approval_id: str, *, scope: str = "once", session: str | None = None
                                 approval_id=claimed.id).exit_code
     req = Request(profile=profile, command=claimed.command if claimed.argv is None else None,
                   argv=claimed.argv, workspace=claimed.workspace or ".", cwd=claimed.cwd)
-    return _sandbox_exec(req, ledger, deps, streams, claimed.run_id,
+    return _sandbox_exec(req, ledger, deps, streams, claimed.run_id, claimed.keys,
                          approval_id=claimed.id)[0].exit_code
 
 
@@ -279,7 +279,7 @@ def _sandbox_request(req, verdict, ledger, deps, streams) -> Outcome:
         profile=req.profile.name, spec_digest=getattr(req.profile, "digest", None),
         workspace=req.workspace, cwd=req.cwd or os.getcwd(), verdict=verdict.to_json(),
         decision=decision.to_json(), session=req.session)
-    outcome, result = _sandbox_exec(req, ledger, deps, streams, run_id)
+    outcome, result = _sandbox_exec(req, ledger, deps, streams, run_id, verdict.keys)
     if (req.profile.host == "escalate" and outcome.state == "failed"
             and looks_like_boundary(result)):
         streams.say(f"ringfence: the sandboxed run {run_id} failed at the boundary; "
@@ -309,14 +309,18 @@ def _text(value: Any) -> str:
     return value or ""
 
 
-def _sandbox_exec(req, ledger, deps, streams, run_id, approval_id=None):
+def _sandbox_exec(req, ledger, deps, streams, run_id, keys, approval_id=None):
     before = snapshot(req.workspace)
     started = time.monotonic()
     try:
+        # The runner re-checks the gate itself. We have already decided (with this
+        # session's grants, or a person's approval), so the keys of what we run are
+        # passed as grants: ask rules no longer hold it, deny rules still do.
         result = deps.run_sandbox(list(req.argv) if req.argv is not None else None,
                                   command=req.command if req.argv is None else None,
                                   profile=req.profile, workspace=req.workspace,
-                                  timeout=req.timeout)
+                                  timeout=req.timeout, grants=frozenset(keys),
+                                  out=streams.out, err=streams.err)
     except SandboxError as exc:
         # Fail closed: the command did not run. Record why, say so, exit 125.
         ledger.append_event(run_id, "sandbox_error", exit_code=EXIT_UNSAFE,
@@ -325,7 +329,18 @@ def _sandbox_exec(req, ledger, deps, streams, run_id, approval_id=None):
         streams.say(f"ringfence: could not run safely: {exc}")
         return Outcome(run_id, "sandbox_error", EXIT_UNSAFE), None
     code = int(getattr(result, "exit_code", EXIT_UNSAFE))
-    state = "completed" if code == 0 else "failed"
+    status = getattr(result, "status", None)
+    if status in ("denied", "waiting_for_approval"):
+        # The runner's own gate disagreed with ours: it ran nothing. Fail closed
+        # and say so rather than guess which decision was right.
+        note = (f"the runner refused ({status}): "
+                + "; ".join(getattr(result, "reasons", ()) or ()))
+        ledger.append_event(run_id, "sandbox_error", exit_code=EXIT_UNSAFE, note=note,
+                            approval_id=approval_id)
+        streams.say(f"ringfence: could not run safely: {note}")
+        return Outcome(run_id, "sandbox_error", EXIT_UNSAFE), None
+    state = status if status in ("completed", "failed", "aborted") else (
+        "completed" if code == 0 else "failed")
     ledger.append_event(
         run_id, state, exit_code=code,
         duration=getattr(result, "duration", None) or time.monotonic() - started,

@@ -1,9 +1,194 @@
-"""CLI commands: approvals."""
+"""CLI commands: approvals list, approve, deny, grants list|revoke.
+
+Every string shown here may come from an agent's command, so it goes through
+``render.visible`` and ``rich.text.Text`` (never markup): an approver must see
+exactly what they approve, not what escape sequences make it look like.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import sys
+import time
+from typing import Optional
+
 import typer
+
+from rfcore.errors import EXIT_USAGE, UsageError
+
+
+class CliUsageError(UsageError):
+    """Bad usage of a non-run command: exit 2 (SPEC: 125 is for `run`)."""
+
+    exit_code = EXIT_USAGE
+
+
+def _ledger():
+    from ringfence.ledger import Ledger
+
+    return Ledger(env=os.environ)
+
+
+def age(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _text(value: str):
+    from rich.text import Text
+
+    from ringfence.render import visible
+
+    return Text(visible(value))
+
+
+def _approvals_list(as_json: bool) -> None:
+    from rich.table import Table
+
+    from ringfence import approvals as ap
+
+    from .output import console
+
+    with _ledger() as led:
+        items = ap.pending(led)
+    if as_json:
+        print(json.dumps([a.to_json() for a in items], indent=2))
+        return
+    if not items:
+        console.print("no pending approvals")
+        return
+    table = Table(title="pending approvals (state: waiting_for_approval)", title_justify="left")
+    for col in ("id", "command", "capabilities", "reasons", "where", "age"):
+        table.add_column(col, overflow="fold")
+    now = time.time()
+    for a in items:
+        where = "host" if a.where == "host" else f"sandbox ({a.profile})"
+        caps = ", ".join(a.keys) + ("" if a.grantable else " [one-time]")
+        table.add_row(a.id, _text(a.command), _text(caps), _text("\n".join(a.reasons)),
+                      where, age(a.age(now)))
+    console.print(table)
+    console.print("approve: ringfence approve ID [--scope once|session|always]   "
+                  "deny: ringfence deny ID", highlight=False)
+
+
+def _grants_list(as_json: bool) -> None:
+    from rich.table import Table
+
+    from ringfence.grants import list_grants
+
+    from .output import console
+
+    with _ledger() as led:
+        items = list_grants(led)
+    if as_json:
+        print(json.dumps([g.to_json() for g in items], indent=2))
+        return
+    if not items:
+        console.print("no active grants")
+        return
+    table = Table(title="active grants", title_justify="left")
+    for col in ("capability", "scope", "session", "expires", "approval"):
+        table.add_column(col)
+    now = time.time()
+    for g in items:
+        expires = "never" if g.expires_at is None else f"in {age(g.expires_at - now)}"
+        table.add_row(_text(g.key), g.scope, _text(g.session or "-"), expires,
+                      g.approval_id or "-")
+    console.print(table)
 
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the app."""
+    approvals_app = typer.Typer(help="Pending host/sandbox requests waiting for a person.\n\n"
+                                     "Example: ringfence approvals list --json",
+                                no_args_is_help=True)
+    grants_app = typer.Typer(help="Standing grants, per capability key.\n\n"
+                                  "Example: ringfence grants revoke longbridge",
+                             no_args_is_help=True)
+    app.add_typer(approvals_app, name="approvals")
+    app.add_typer(grants_app, name="grants")
+
+    @approvals_app.command("list")
+    def approvals_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """List pending requests: id, command, capabilities, reasons, age.
+
+        Example: ringfence approvals list
+        """
+        _approvals_list(as_json)
+
+    @app.command()
+    def approve(
+        approval_id: str = typer.Argument(..., metavar="ID", help="The ap_… id printed by run."),
+        scope: str = typer.Option("once", "--scope",
+                                  help="once | session | always (grants the capabilities)."),
+        session: Optional[str] = typer.Option(None, "--session",
+                                              help="Session for a session grant "
+                                                   "(default: RINGFENCE_SESSION, else the "
+                                                   "request's session)."),
+    ) -> None:
+        """Run a pending request where it was asked for, with its real output and exit status.
+
+        The result resumes the original run in the ledger. --scope session/always also
+        grants the request's capabilities (never for one-time requests).
+
+        Example: ringfence approve ap_k3j5x7q2mn --scope session
+        """
+        from ringfence import governor as G
+        from ringfence.grants import SCOPES
+
+        if scope not in SCOPES:
+            raise CliUsageError(f"unknown scope {scope!r}", hint="use once, session or always")
+        session = session or os.environ.get("RINGFENCE_SESSION") or None
+        with _ledger() as led:
+            # Output goes straight to our stdout/stderr file descriptors (raw bytes),
+            # never through rich or typer, so what the person sees is the command's own.
+            code = G.approve(approval_id, scope=scope, session=session, ledger=led)
+        sys.stdout.flush()
+        raise typer.Exit(code)
+
+    @app.command()
+    def deny(approval_id: str = typer.Argument(..., metavar="ID")) -> None:
+        """Refuse a pending request; its run is recorded as denied.
+
+        Example: ringfence deny ap_k3j5x7q2mn
+        """
+        from ringfence import governor as G
+
+        from .output import console
+
+        with _ledger() as led:
+            a = G.deny(approval_id, ledger=led)
+        console.print(f"denied {a.id} (run {a.run_id})", highlight=False)
+
+    @grants_app.command("list")
+    def grants_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """List active grants (expired session grants are hidden).
+
+        Example: ringfence grants list --json
+        """
+        _grants_list(as_json)
+
+    @grants_app.command("revoke")
+    def grants_revoke(
+        key: Optional[str] = typer.Argument(None, metavar="KEY",
+                                            help="Capability key, e.g. longbridge or 'git push'."),
+        all_: bool = typer.Option(False, "--all", help="Revoke every grant."),
+    ) -> None:
+        """Revoke the grants for one capability key (every scope), or --all.
+
+        Example: ringfence grants revoke 'git push'
+        """
+        from ringfence.grants import revoke
+
+        from .output import console
+
+        if bool(key) == all_:
+            raise CliUsageError("give a capability KEY or --all (not both)",
+                             hint="ringfence grants revoke longbridge")
+        with _ledger() as led:
+            n = revoke(led, key, all_=all_)
+        console.print(f"revoked {n} grant{'s' if n != 1 else ''}", highlight=False)

@@ -1,9 +1,35 @@
-"""CLI commands: hook."""
+"""CLI commands: hook (help listing only).
+
+The real ``ringfence hook`` runs on the fast path (``ringfence.fast.hook``),
+which ``__main__`` dispatches before typer is ever imported. This entry exists
+so that ``ringfence --help`` lists the command.
+"""
 
 from __future__ import annotations
+
+from typing import List, Optional
 
 import typer
 
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the app."""
+
+    @app.command(context_settings={"allow_extra_args": True,
+                                   "ignore_unknown_options": True})
+    def hook(integration: str = typer.Argument(..., help="claude-code"),
+             profile: Optional[str] = typer.Option(None, "--profile", help="Profile to judge by."),
+             wrap: bool = typer.Option(False, "--wrap",
+                                       help="Rewrite the command to run under 'ringfence run'.")
+             ) -> None:
+        """Claude Code PreToolUse hook: hook JSON on stdin, allow | ask | deny out.
+
+        The reason lists the findings' codes and messages.
+
+        Example: ringfence hook claude-code --profile build < payload.json
+        """
+        from ringfence.fast.hook import main
+
+        args = [integration] + (["--profile", profile] if profile else []) + (
+            ["--wrap"] if wrap else [])
+        raise typer.Exit(main(args))

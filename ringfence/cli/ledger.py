@@ -1,9 +1,221 @@
-"""CLI commands: ledger."""
+"""CLI commands: ledger list | show | export.
+
+State colours never blur ``waiting_for_approval`` into a failure: it has its own
+colour and its own word, everywhere.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import time
+from typing import Optional
+
 import typer
+
+STATE_STYLE = {"completed": "green", "failed": "red", "waiting_for_approval": "bold yellow",
+               "denied": "magenta", "aborted": "red", "sandbox_error": "bold red",
+               "running": "cyan"}
+
+
+def _ledger():
+    from ringfence.ledger import Ledger
+
+    return Ledger(env=os.environ)
+
+
+def _t(value) -> "Text":
+    from rich.text import Text
+
+    from ringfence.render import visible
+
+    return Text(visible("" if value is None else str(value), keep_newlines=True))
+
+
+def _state(state: str):
+    from rich.text import Text
+
+    return Text(state, style=STATE_STYLE.get(state, ""))
+
+
+def _when(ts: float | None) -> str:
+    return "-" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+
+
+def _list(limit: int, as_json: bool) -> None:
+    from rich.table import Table
+
+    from .output import console
+
+    with _ledger() as led:
+        runs = led.list_runs(limit=limit)
+    if as_json:
+        print(json.dumps([r.to_json() for r in runs], indent=2))
+        return
+    if not runs:
+        console.print("no runs recorded yet")
+        return
+    table = Table(title=f"ringfence ledger (latest {limit})", title_justify="left")
+    for col in ("id", "started", "kind", "profile", "state", "exit", "duration", "command"):
+        table.add_column(col, overflow="fold")
+    for r in runs:
+        dur = r.result("duration")
+        code = r.result("exit_code")
+        table.add_row(r.id, _when(r.created_at), r.kind, r.profile or "-", _state(r.state),
+                      "-" if code is None else str(code),
+                      "-" if dur is None else f"{dur:.2f}s", _t(r.command))
+    console.print(table)
+
+
+def _verdict(data: dict | None):
+    if not data:
+        return None
+    from classifier.verdict import Capability, Decoration, Finding, Verdict
+
+    return Verdict(data["command"], data["verdict"],
+                   tuple(Capability(c["key"], c["program"], tuple(c["argv"]), tuple(c["span"]),
+                                    tuple(c.get("effects", ()))) for c in data["capabilities"]),
+                   tuple(Decoration(d["code"], d["text"], tuple(d["span"]))
+                         for d in data["decorations"]),
+                   tuple(Finding(f["code"], f["message"], tuple(f["span"]))
+                         for f in data["findings"]), data.get("parser", "tree-sitter-bash"))
+
+
+def show_view(rec):
+    """A readable panel: command + verdict, approvals, events, diff, network, tails."""
+    from rich.console import Group
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+
+    parts: list = []
+    head = Table.grid(padding=(0, 2))
+    head.add_column(style="bold")
+    head.add_column()
+    for label, value in (("state", _state(rec.state)), ("kind", _t(rec.kind)),
+                         ("profile", _t(f"{rec.profile} (spec {rec.spec_digest or '-'})")),
+                         ("workspace", _t(rec.workspace)), ("cwd", _t(rec.cwd)),
+                         ("session", _t(rec.session or "-")), ("started", _when(rec.created_at)),
+                         ("exit code", _t(rec.result("exit_code"))),
+                         ("duration", _t(rec.result("duration")))):
+        head.add_row(label, value)
+    if rec.parent_id:
+        head.add_row("escalated from", rec.parent_id)
+    if rec.children:
+        head.add_row("escalated to", ", ".join(rec.children))
+    parts.append(head)
+
+    verdict = _verdict(rec.verdict)
+    if verdict is not None:
+        from ringfence.render import verdict_view
+
+        parts += [Text("\ncommand and verdict", style="bold underline"),
+                  verdict_view(verdict, rec.decision)]
+    else:
+        parts += [Text("\ncommand", style="bold underline"), _t(rec.command)]
+    if rec.decision:
+        parts.append(_t(f"decision: {rec.decision.get('decision')}: "
+                        + "; ".join(rec.decision.get("reasons", []))))
+
+    if rec.approvals:
+        t = Table(title="approvals", title_justify="left")
+        for col in ("id", "status", "scope", "where", "decided by", "decided at"):
+            t.add_column(col)
+        for a in rec.approvals:
+            t.add_row(a["id"], a["status"], a["scope"] or "-", a["where"],
+                      _t(a["decided_by"] or "-"), _when(a["decided_at"]))
+        parts.append(t)
+
+    ev = Table(title="events", title_justify="left")
+    for col in ("#", "at", "state", "exit", "note"):
+        ev.add_column(col, overflow="fold")
+    for e in rec.events:
+        ev.add_row(str(e["seq"]), _when(e["at"]), _state(e["state"]),
+                   "-" if e["exit_code"] is None else str(e["exit_code"]), _t(e["note"] or ""))
+    parts.append(ev)
+
+    changes = rec.result("changes")
+    if changes:
+        t = Table(title="workspace changes" + (" (capped: partial)" if changes.get("capped")
+                                                else ""), title_justify="left")
+        t.add_column("change")
+        t.add_column("path", overflow="fold")
+        for kind, mark in (("created", "+"), ("modified", "~"), ("deleted", "-"),
+                           ("protected_created", "!")):
+            for path in changes.get(kind, []):
+                t.add_row(f"{mark} {kind}", _t(path))
+        parts.append(t if t.row_count else Text("workspace changes: none"))
+
+    network = rec.result("network")
+    if network:
+        t = Table(title="network decisions", title_justify="left")
+        for col in ("host", "port", "decision", "rule"):
+            t.add_column(col)
+        for n in network:
+            t.add_row(_t(n.get("host")), str(n.get("port")),
+                      Text("allowed", style="green") if n.get("allowed")
+                      else Text("refused", style="red"), _t(n.get("rule") or "-"))
+        parts.append(t)
+    for d in rec.result("degradations") or []:
+        parts.append(_t(f"degradation: {d.get('code', '')} {d.get('message', d)}"
+                        if isinstance(d, dict) else f"degradation: {d}"))
+    for name in ("stdout_tail", "stderr_tail"):
+        if rec.result(name):
+            parts += [Text(f"\n{name.replace('_', ' ')}", style="bold underline"),
+                      _t(rec.result(name))]
+    return Panel(Group(*parts), title=f"run {rec.id}", title_align="left")
 
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the app."""
+    ledger_app = typer.Typer(help="The run ledger: every run, refusal and approval.\n\n"
+                                  "Example: ringfence ledger list --limit 10",
+                             no_args_is_help=True)
+    app.add_typer(ledger_app, name="ledger")
+
+    @ledger_app.command("list")
+    def ledger_list(as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+                    limit: int = typer.Option(50, "--limit", min=1,
+                                              help="How many recent runs.")) -> None:
+        """List recent runs, newest first.
+
+        Example: ringfence ledger list --json --limit 5
+        """
+        _list(limit, as_json)
+
+    @ledger_app.command("show")
+    def ledger_show(run_id: str = typer.Argument(..., metavar="ID"),
+                    as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """Show one run: command and verdict, approvals, file diff, network.
+
+        Example: ringfence ledger show run_3xk2m7q9ab
+        """
+        from rfcore.errors import EXIT_USAGE, LedgerError
+
+        from .output import console
+
+        with _ledger() as led:
+            rec = led.get_run(run_id)
+        if rec is None:
+            err = LedgerError(f"no run {run_id!r} in the ledger",
+                              hint="see 'ringfence ledger list'")
+            err.exit_code = EXIT_USAGE
+            raise err
+        if as_json:
+            print(json.dumps(rec.to_json(), indent=2))
+            return
+        console.print(show_view(rec))
+
+    @ledger_app.command("export")
+    def ledger_export(jsonl: bool = typer.Option(True, "--jsonl",
+                                                 help="One JSON object per run (the only format).")
+                      ) -> None:
+        """Export every run as JSON lines, oldest first.
+
+        Example: ringfence ledger export --jsonl > runs.jsonl
+        """
+        import sys
+
+        with _ledger() as led:
+            for record in led.export():
+                sys.stdout.write(json.dumps(record) + "\n")

@@ -83,8 +83,9 @@ class FakeRunner:
     network: list = field(default_factory=list)
     calls: list = field(default_factory=list)
 
-    def __call__(self, argv=None, *, command=None, profile=None, workspace=None, timeout=None):
-        self.calls.append((argv, command, profile.name, workspace))
+    def __call__(self, argv=None, *, command=None, profile=None, workspace=None, timeout=None,
+                 grants=frozenset(), out=None, err=None):
+        self.calls.append((argv, command, profile.name, workspace, grants))
         if self.raises:
             raise self.raises
         return type("R", (), {"exit_code": self.exit_code, "stdout_tail": "sandbox out",
@@ -337,7 +338,8 @@ def test_sandbox_ask_rule_pends_and_approve_runs_in_same_sandbox(env):
     assert ap.get(env.ledger, out.approval_id).where == "sandbox"
     code, _, _ = approve(env, out.approval_id, scope="session", session="s1")
     assert code == 0
-    assert env.runner.calls == [(None, "git push origin main", "build", str(env.ws))]
+    assert env.runner.calls == [(None, "git push origin main", "build", str(env.ws),
+                                 frozenset({"git push"}))]
     rec = env.ledger.get_run(out.run_id)
     assert [e["state"] for e in rec.events] == ["waiting_for_approval", "running", "completed"]
     # The session grant now satisfies the ask rule for this session only.
@@ -361,7 +363,7 @@ def test_sandbox_deny_rule_is_77(env):
 
 
 def test_sandbox_run_is_recorded_with_changes(env):
-    def write_file(argv=None, *, command=None, profile=None, workspace=None, timeout=None):
+    def write_file(argv=None, *, command=None, profile=None, workspace=None, **_):
         Path(workspace, "built.o").write_text("obj")
         return type("R", (), {"exit_code": 0, "stdout_tail": "ok", "stderr_tail": "",
                               "network": [{"host": "pypi.org", "port": 443,
