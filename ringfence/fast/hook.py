@@ -1,9 +1,32 @@
-"""Fast path for `ringfence hook` (stdlib + tree-sitter only)."""
+"""Fast path for `ringfence hook INTEGRATION ...` (stdlib + tree-sitter only)."""
 
 from __future__ import annotations
 
+import sys
+
 from rfcore.errors import UsageError
+
+HELP = """usage: ringfence hook claude-code [--profile P] [--wrap]
+
+Claude Code PreToolUse hook: reads the hook JSON on stdin and prints
+hookSpecificOutput.permissionDecision (allow | ask | deny) with a reason.
+--wrap also rewrites tool_input.command to run under 'ringfence run'.
+
+Example (settings.json): {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks":
+  [{"type": "command", "command": "ringfence hook claude-code --profile build"}]}]}}
+"""
 
 
 def main(argv: list[str]) -> int:
-    raise UsageError("'ringfence hook' is not implemented yet")
+    if not argv or argv[0] in ("-h", "--help"):
+        sys.stdout.write(HELP)
+        return 0 if argv else 2
+    if argv[0] != "claude-code":
+        raise UsageError(f"unknown hook integration {argv[0]!r}",
+                         hint="ringfence hook claude-code [--profile P] [--wrap]")
+    if any(a in ("-h", "--help") for a in argv[1:]):
+        sys.stdout.write(HELP)
+        return 0
+    from ringfence.hooks.claude_code import main as claude_main
+
+    return claude_main(argv[1:])
