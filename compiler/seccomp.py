@@ -218,3 +218,13 @@ def host_arch() -> str | None:
     m = platform.machine()
     m = _ALIASES.get(m, m)
     return m if m in AUDIT_ARCH else None
+
+
+if __name__ == "__main__":   # python3 -m compiler.seccomp [--allow-unix-sockets] > filter.bpf
+    import sys
+
+    arch = host_arch()
+    if arch is None:
+        sys.exit("no seccomp filter for this architecture")
+    sys.stdout.buffer.write(build_filter(arch, deny_unix_sockets="--allow-unix-sockets"
+                                         not in sys.argv[1:]))

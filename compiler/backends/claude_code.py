@@ -1,0 +1,151 @@
+"""Export a profile as a Claude Code ``settings.json`` block.
+
+Two parts:
+
+* ``sandbox``: Claude Code's own Bash sandbox (it is built on sandbox-runtime):
+  ``enabled``, ``autoAllowBashIfSandboxed``, ``allowUnsandboxedCommands``,
+  ``network.allowedDomains`` / ``allowAllUnixSockets``, and
+  ``filesystem.allowWrite`` / ``denyWrite`` / ``denyRead``. Claude Code reads
+  ``//path`` as absolute and ``/path`` as relative to the settings file, so
+  absolute paths are written with a leading ``//``; ``~/`` stays as is.
+* ``permissions.allow/ask/deny``: the profile's command rules as ``Bash(...)``
+  rules, read-denied paths as ``Read(...)`` denials, protected paths as
+  ``Edit(...)`` denials, network denials as ``WebFetch(domain:...)`` denials.
+
+Command rules. ``Bash(git push:*)`` is a prefix rule ("git push" and anything
+after), ``Bash(npm test)`` an exact one. ringfence's ``**`` tail maps to ``:*``
+and ``{a,b}`` expands to one rule per alternative. A ``*`` or ``<hole>`` (one
+word) has no Claude Code equivalent: for ``ask``/``deny`` the rule is widened
+to the prefix before it (asking or denying more, never less); an ``allow``
+rule with one is NOT exported (widening an allow would grant more). Both
+cases are reported. Note also that Claude Code matches the command text,
+while ringfence matches each capability after unwrapping wrappers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shlex
+
+from profiles.model import Profile
+
+from .exportlib import (Export, common_unsupported, private_address_note, protected,
+                        read_denied, srt_domains, writable_roots)
+
+MAX_EXPANSION = 64
+
+
+def _cc_path(path: str) -> str:
+    return "/" + path if path.startswith("/") else path
+
+
+def _word(w: str) -> str:
+    return w if w and all(c.isalnum() or c in "-_./=:@+%," for c in w) else shlex.quote(w)
+
+
+def bash_rules(pattern: str, action: str, unsupported: list[str]) -> list[str]:
+    """Claude Code ``Bash(...)`` rules for one ringfence pattern (see module doc)."""
+    from profiles.patterns import PatternError, compile_pattern   # lark: export path only
+
+    try:
+        tokens = compile_pattern(pattern)
+    except PatternError as exc:
+        unsupported.append(f"{action} rule {pattern!r} does not parse ({exc.message}); "
+                           "not exported")
+        return []
+    words: list[tuple[str, ...]] = []
+    tail = False
+    for i, tok in enumerate(tokens):
+        kind = tok[0]
+        if kind == "lit":
+            words.append((tok[1],))
+        elif kind == "alt":
+            words.append(tuple(tok[1]))
+        elif kind == "rest":
+            tail = True
+        else:   # "any" or "hole": one word, no equivalent
+            what = "*" if kind == "any" else f"<{tok[1]}>"
+            if action == "allow":
+                unsupported.append(f"allow rule {pattern!r}: '{what}' (exactly one word) has "
+                                   "no Claude Code equivalent; not exported (widening an "
+                                   "allow would grant more)")
+                return []
+            unsupported.append(f"{action} rule {pattern!r}: '{what}' has no Claude Code "
+                               f"equivalent; exported as a prefix rule (it {action}s more)")
+            tail = True
+            break
+    combos = 1
+    for w in words:
+        combos *= len(w)
+    if combos > MAX_EXPANSION:
+        unsupported.append(f"{action} rule {pattern!r} expands to {combos} alternatives "
+                           f"(> {MAX_EXPANSION}); not exported")
+        return []
+    out = []
+    for combo in itertools.product(*words):
+        text = " ".join(_word(w) for w in combo)
+        out.append(f"Bash({text}:*)" if tail else f"Bash({text})")
+    return out
+
+
+def render(profile: Profile, *, workspace: str) -> Export:
+    unsupported: list[str] = []
+    net = profile.network
+    allowed = srt_domains(net.allow, deny=False, unsupported=unsupported) \
+        if net.mode == "proxy" else []
+    note = private_address_note(profile)
+    if note:
+        unsupported.append(note)
+    if net.mode == "proxy" and net.deny:
+        unsupported.append("network deny list: Claude Code's sandbox has no separate deny list; "
+                           "exported as WebFetch(domain:...) denials, which bind the WebFetch "
+                           "tool only. The sandbox allowlist is default-deny, so a denial only "
+                           "matters where a wildcard allow covers it: "
+                           + ", ".join(net.deny))
+    unsupported += common_unsupported(profile, has_env=False, has_limits=False,
+                                      has_private_tmp=False)
+    unsupported.append("seccomp denials beyond Unix sockets (io_uring, mount, nested user "
+                       "namespaces, ptrace, bpf, keyctl) follow Claude Code's sandbox, not "
+                       "this profile")
+    perms: dict[str, list[str]] = {"allow": [], "ask": [], "deny": []}
+    for rule in profile.rules:
+        perms[rule.action] += bash_rules(rule.pattern, rule.action, unsupported)
+    for path in read_denied(profile, workspace):
+        p = _cc_path(path)
+        perms["deny"] += [f"Read({p})", f"Read({p}/**)"]
+    for path in protected(profile, workspace):
+        p = _cc_path(path)
+        perms["deny"] += [f"Edit({p})", f"Edit({p}/**)"]
+    if net.mode == "proxy":
+        for text in net.deny:
+            perms["deny"].append(f"WebFetch(domain:{text})")
+    sandbox = {
+        "enabled": bool(profile.sandbox),
+        # ringfence runs sandboxed commands without asking unless a rule says
+        # ask/deny; Claude Code still applies explicit ask/deny rules.
+        "autoAllowBashIfSandboxed": bool(profile.sandbox),
+        # host "deny" (Strict): no escape hatch out of the sandbox at all.
+        "allowUnsandboxedCommands": profile.host != "deny",
+        "network": {"allowedDomains": allowed,
+                    "allowAllUnixSockets": bool(net.allow_unix_sockets)},
+        "filesystem": {
+            "allowWrite": [_cc_path(p) for p in writable_roots(profile, workspace)],
+            "denyWrite": [_cc_path(p) for p in protected(profile, workspace)],
+            "denyRead": [_cc_path(p) for p in read_denied(profile, workspace)],
+        },
+    }
+    if not profile.sandbox:
+        unsupported.append("profile runs with the sandbox off: exported with "
+                           "sandbox.enabled = false")
+    if profile.host == "escalate":
+        unsupported.append("host 'escalate' (sandbox failures become host requests "
+                           "automatically): exported as allowUnsandboxedCommands = true, where "
+                           "Claude Code asks before retrying outside the sandbox")
+    settings = {
+        "sandbox": sandbox,
+        "permissions": {k: list(dict.fromkeys(v)) for k, v in perms.items()},
+        "_unsupported": unsupported,
+        "_source": f"ringfence profile {profile.name!r}",
+    }
+    return Export(json.dumps(settings, indent=2) + "\n", unsupported)

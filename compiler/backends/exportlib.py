@@ -1,0 +1,123 @@
+"""Shared pieces of the foreign-format exporters (srt, seatbelt, claude-code).
+
+The exporters translate a *profile* (policy), not a compiled spec: the target
+tools do their own mounting, so what they need is the intent (writable roots,
+read-denied paths, protected paths, domains, command rules), expressed in their
+vocabulary. Anything a format cannot say goes into ``Export.unsupported``; the
+exporter also writes it into the output (comment or ``_unsupported`` key) and
+``compiler.export.export`` repeats it on stderr. Nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+
+from profiles.domains import ANY_PORT, WEB_PORTS, parse_pattern
+from profiles.model import Profile
+
+DEFAULT_TOOLING = "~/.cache/ringfence/tooling"
+
+
+@dataclass
+class Export:
+    text: str
+    unsupported: list[str] = field(default_factory=list)
+
+
+def _norm(path: str) -> str:
+    return posixpath.normpath(path)
+
+
+def expand_path(template: str, *, workspace: str, tooling: str) -> str:
+    """``{workspace}``/``{tooling}`` substituted; ``~`` kept (the targets expand it)."""
+    text = template.replace("{workspace}", workspace).replace("{tooling}", tooling)
+    return _norm(text)
+
+
+def tooling_dir(profile: Profile) -> str:
+    return _norm(profile.tooling.dir or DEFAULT_TOOLING)
+
+
+def writable_roots(profile: Profile, workspace: str) -> list[str]:
+    tooling = tooling_dir(profile)
+    out = [expand_path(t, workspace=workspace, tooling=tooling) for t in profile.filesystem.writable]
+    if profile.tooling.enabled and tooling not in out:
+        out.append(tooling)
+    return list(dict.fromkeys(out))
+
+
+def read_denied(profile: Profile, workspace: str) -> list[str]:
+    tooling = tooling_dir(profile)
+    return list(dict.fromkeys(expand_path(p, workspace=workspace, tooling=tooling)
+                              for p in profile.filesystem.read_deny))
+
+
+def protected(profile: Profile, workspace: str) -> list[str]:
+    """Always-write-protected paths: relative entries under every writable root."""
+    tooling = tooling_dir(profile)
+    roots = writable_roots(profile, workspace)
+    out: list[str] = []
+    for entry in profile.filesystem.write_protect:
+        entry = entry.rstrip("/") or entry
+        if entry.startswith(("/", "~", "{")):
+            out.append(expand_path(entry, workspace=workspace, tooling=tooling))
+        else:
+            out.extend(_norm(posixpath.join(r, entry)) for r in roots)
+    return list(dict.fromkeys(out))
+
+
+def srt_domains(patterns: tuple[str, ...], *, deny: bool, unsupported: list[str]) -> list[str]:
+    """ringfence domain patterns in sandbox-runtime's syntax.
+
+    srt: ``example.com`` exact, ``*.example.com`` subdomains only, ``:port``
+    optional, no port = any port. So ``**.x`` becomes ``x`` + ``*.x``, and an
+    unported ALLOW entry (ringfence: 80/443 only) becomes two ported entries.
+    """
+    out: list[str] = []
+    for text in patterns:
+        try:
+            p = parse_pattern(text)
+        except ValueError as exc:
+            unsupported.append(f"network pattern {text!r} is invalid and was not exported: {exc}")
+            continue
+        host = f"[{p.domain}]" if ":" in p.domain else p.domain
+        if not p.is_ip and "." not in p.domain and p.domain != "localhost":
+            unsupported.append(f"network pattern {text!r}: single-label host names are not "
+                               "accepted by this format; not exported")
+            continue
+        hosts = {"exact": [host], "subdomains": [f"*.{host}"],
+                 "apex_and_subdomains": [host, f"*.{host}"]}[p.kind]
+        if p.port == ANY_PORT or (p.port is None and deny):
+            ports = [""]
+        elif p.port is None:
+            ports = [f":{n}" for n in sorted(WEB_PORTS)]
+        else:
+            ports = [f":{p.port}"]
+        out.extend(h + port for h in hosts for port in ports)
+    return list(dict.fromkeys(out))
+
+
+def private_address_note(profile: Profile) -> str | None:
+    """ringfence refuses private/loopback answers for wildcard matches; others may not."""
+    wild = [t for t in profile.network.allow if t.lstrip().startswith("*")]
+    if profile.network.mode == "proxy" and wild:
+        return ("ringfence refuses a wildcard-allowed name that resolves to a loopback, "
+                "link-local, metadata or private address (only exact entries may); this "
+                f"format has no such rule, affecting {', '.join(wild)}")
+    return None
+
+
+def common_unsupported(profile: Profile, *, has_env: bool, has_limits: bool,
+                       has_private_tmp: bool) -> list[str]:
+    out: list[str] = []
+    if not has_env and (profile.env.pass_ or profile.env.set):
+        out.append("environment passlist (env.pass/env.set): the target does not clear the "
+                   "environment, so every host variable (including credentials) is visible")
+    lim = profile.limits
+    if not has_limits and any(v is not None for v in (lim.timeout, lim.memory_mb, lim.pids,
+                                                       lim.file_size_mb)):
+        out.append("limits (timeout, memory, pids, file size) are not expressible")
+    if not has_private_tmp and profile.filesystem.private_tmp:
+        out.append("private /tmp: the target shares the host's temporary directory")
+    return out

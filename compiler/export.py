@@ -1,0 +1,125 @@
+"""``ringfence profile compile NAME --format FMT``: one entry point for every export.
+
+  bwrap        the bubblewrap argv (compiled spec → ``backends.bwrap.render``)
+  json         the compiled SandboxSpec as JSON (``spec.to_json()``)
+  srt          Anthropic sandbox-runtime settings (``backends.srt``)
+  seatbelt     a macOS SBPL profile (``backends.seatbelt``)
+  claude-code  a Claude Code settings.json block (``backends.claude_code``)
+
+Where a format cannot express part of the profile, the output says so (a
+comment or an ``_unsupported`` key) and :func:`export` repeats each item as a
+warning on stderr. Nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from typing import Callable
+
+from profiles.model import Profile
+from rfcore.errors import UsageError
+
+from .backends.exportlib import Export
+
+FORMATS = ("bwrap", "json", "srt", "seatbelt", "claude-code")
+
+# Placeholders the bwrap export leaves for the caller, as shell expansions.
+_ARGV = "@RINGFENCE_ARGV@"
+_PROXY_DIR = "@RINGFENCE_PROXY_DIR@"
+_SECCOMP_FD = 9
+
+
+def render(profile: Profile, fmt: str, *, workspace: str, host=None) -> Export:
+    """The export text and the list of what the format could not express."""
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown export format {fmt!r}",
+                         hint=f"use one of: {', '.join(FORMATS)}")
+    if fmt == "srt":
+        from .backends import srt
+        return srt.render(profile, workspace=workspace)
+    if fmt == "seatbelt":
+        from .backends import seatbelt
+        return seatbelt.render(profile, workspace=workspace)
+    if fmt == "claude-code":
+        from .backends import claude_code
+        return claude_code.render(profile, workspace=workspace)
+    spec = _compile(profile, workspace, host)
+    if fmt == "json":
+        return Export(json.dumps(spec.to_json(), indent=2) + "\n",
+                      [f"{n.code}: {n.message}" for n in spec.notes])
+    return _bwrap(spec)
+
+
+def export(profile: Profile, fmt: str, *, workspace: str, host=None,
+           warn: Callable[[str], None] | None = None) -> str:
+    """Render ``profile`` as ``fmt``; each unsupported item is also warned on stderr."""
+    result = render(profile, fmt, workspace=workspace, host=host)
+    emit = warn or (lambda msg: print(msg, file=sys.stderr))
+    for item in result.unsupported:
+        emit(f"ringfence: warning: {fmt} export cannot express: {item}")
+    return result.text
+
+
+def _compile(profile: Profile, workspace: str, host):
+    from .compile import compile_profile
+    from .host import probe
+
+    facts = host if host is not None else probe()
+    if not facts.paths:
+        facts = facts.for_profile(profile, workspace)
+    return compile_profile(profile, workspace, facts)
+
+
+def _bwrap(spec) -> Export:
+    """A shell command line; the caller supplies the seccomp fd, proxy dir and argv."""
+    from .backends import bwrap
+
+    unsupported = [f"{n.code}: {n.message}" for n in spec.notes]
+    if not spec.sandboxed:
+        return Export("# the host profile runs without a sandbox: no bwrap command\n",
+                      unsupported + ["sandbox off: there is no bwrap rendering"])
+    # Passed variables keep their run-time value: "$NAME" in the shell line.
+    passed = {op.name: f"@RINGFENCE_ENV:{op.name}@" for op in spec.ops
+              if type(op).__name__ == "PassEnv"}
+    argv = bwrap.render(spec, [_ARGV], env=passed,
+                        seccomp_fd=_SECCOMP_FD if spec.seccomp else None,
+                        proxy_dir=_PROXY_DIR if spec.proxy else None, inline_env=True)
+    envwords = {v: f'"${k}"' for k, v in passed.items()}
+    header = ["#!/bin/sh",
+              f"# ringfence profile {spec.profile!r} as a bubblewrap command line.",
+              f"# spec digest {spec.digest()}"]
+    if spec.seccomp:
+        header.append(f"# fd {_SECCOMP_FD} must hold the seccomp program: "
+                      "python3 -m compiler.seccomp > filter.bpf; exec 9<filter.bpf")
+    if spec.proxy:
+        header.append("# RINGFENCE_PROXY_DIR must hold proxy.sock, a running ringfence "
+                      "proxy (domain filtering happens there)")
+    rlimits = [op for op in spec.ops if type(op).__name__ == "Rlimit"]
+    if rlimits:
+        unsupported.append("rlimits are applied by ringfence's executor, not by bwrap: "
+                           + ", ".join(f"{op.kind}={op.value}" for op in rlimits))
+    protects = [op for op in spec.ops if type(op).__name__ == "Protect"]
+    if protects:
+        unsupported.append(f"{len(protects)} protected path(s) that do not exist yet are "
+                           "journaled by ringfence's executor; plain bwrap cannot watch them")
+    words = []
+    for word in argv:
+        if word == _ARGV:
+            words.append('"$@"')
+        elif word == _PROXY_DIR:
+            words.append('"$RINGFENCE_PROXY_DIR"')
+        elif word in envwords:
+            words.append(envwords[word])
+        else:
+            words.append(shlex.quote(word))
+    header += [f"# UNSUPPORTED: {u}" for u in unsupported]
+    lines: list[list[str]] = []
+    for word in words:     # one option (with its arguments) per line
+        if not lines or word.startswith("--") or word in ("python3", shlex.quote(bwrap.RELAY)):
+            lines.append([word])
+        else:
+            lines[-1].append(word)
+    body = "exec " + " \\\n  ".join(" ".join(line) for line in lines) + "\n"
+    return Export("\n".join(header) + "\n" + body, unsupported)

@@ -1,0 +1,202 @@
+"""Exporters: golden files per built-in profile and format, plus the mappings."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import shlex
+from pathlib import Path
+
+import pytest
+
+from compiler import export as export_mod
+from compiler import seccomp
+from compiler.backends import bwrap as bwrap_backend
+from compiler.backends.claude_code import bash_rules
+from compiler.backends.exportlib import srt_domains
+from compiler.backends.seatbelt import _glob_regex
+from compiler.compile import compile_profile
+from profiles.load import load_profile
+from profiles.model import CommandRule, Filesystem, Network, Profile
+from rfcore.errors import UsageError
+from tests.compiler.fakehost import WS, fake_host
+
+GOLDEN = Path(__file__).parent / "golden" / "export"
+UPDATE = os.environ.get("RINGFENCE_UPDATE_GOLDEN") == "1"
+BUILTINS = ("observe", "build", "strict", "host-assisted")
+EXT = {"srt": "json", "seatbelt": "sb", "claude-code": "json"}
+
+
+def golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if UPDATE:
+        GOLDEN.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    assert path.is_file(), f"missing golden {path} (RINGFENCE_UPDATE_GOLDEN=1 writes it)"
+    assert text == path.read_text(), f"{name} differs from its golden file"
+
+
+@pytest.mark.parametrize("fmt", ["srt", "seatbelt", "claude-code"])
+@pytest.mark.parametrize("name", BUILTINS)
+def test_golden(name, fmt):
+    result = export_mod.render(load_profile(name), fmt, workspace=WS)
+    golden(f"{name}.{fmt}.{EXT[fmt]}", result.text)
+    # whatever could not be expressed is in the output itself, too
+    assert result.unsupported
+    for item in result.unsupported:
+        assert item in result.text
+
+
+@pytest.mark.parametrize("name", BUILTINS)
+def test_json_and_bwrap_delegate_to_the_compiler(name):
+    """json/bwrap are the compiler's own output (its golden tests pin the content)."""
+    profile = load_profile(name)
+    host = fake_host(profile, WS)
+    spec = compile_profile(profile, WS, host)
+    got = export_mod.render(profile, "json", workspace=WS, host=host)
+    assert json.loads(got.text) == spec.to_json()
+    assert got.unsupported == [f"{n.code}: {n.message}" for n in spec.notes]
+    text = export_mod.render(profile, "bwrap", workspace=WS, host=host).text
+    assert f"# spec digest {spec.digest()}" in text
+    words = shlex.split(text.split("\nexec ", 1)[1].replace("\\\n", " "))
+    expected = bwrap_backend.render(spec, ["$@"], seccomp_fd=9,
+                                    proxy_dir="$RINGFENCE_PROXY_DIR" if spec.proxy else None,
+                                    env={n: f"${n}" for n in host.env_names}, inline_env=True)
+    assert words == expected
+    assert subprocess.run(["sh", "-n"], input=text, text=True).returncode == 0
+
+
+def test_srt_schema_shape():
+    data = json.loads(export_mod.render(load_profile("build"), "srt", workspace=WS).text)
+    assert set(data) == {"network", "filesystem", "_unsupported", "_source"}
+    assert set(data["network"]) == {"allowedDomains", "deniedDomains", "allowAllUnixSockets"}
+    assert set(data["filesystem"]) == {"denyRead", "allowWrite", "denyWrite"}
+    # unported ringfence allow entries mean 80/443 only: srt needs explicit ports
+    assert "pypi.org:443" in data["network"]["allowedDomains"]
+    assert "pypi.org" not in data["network"]["allowedDomains"]
+    # unported denials mean every port in both
+    assert data["network"]["deniedDomains"] == ["169.254.169.254", "metadata.google.internal"]
+    assert data["filesystem"]["allowWrite"] == [WS, "~/.cache/ringfence/tooling"]
+    assert f"{WS}/.git/hooks" in data["filesystem"]["denyWrite"]
+    assert "~/.ssh" in data["filesystem"]["denyRead"]
+
+
+def test_srt_domain_translation():
+    notes: list[str] = []
+    got = srt_domains(("**.example.com", "*.svc.test:*", "api.x.com:8443", "[::1]:9000",
+                       "intranet", "https://bad"), deny=False, unsupported=notes)
+    assert got == ["example.com:80", "example.com:443", "*.example.com:80", "*.example.com:443",
+                   "*.svc.test", "api.x.com:8443", "[::1]:9000"]
+    assert len(notes) == 2
+    assert "'intranet': single-label" in notes[0]
+    assert "'https://bad' is invalid" in notes[1]
+    assert srt_domains(("**.evil.com",), deny=True, unsupported=[]) == ["evil.com", "*.evil.com"]
+
+
+def _custom(**kw) -> Profile:
+    base = dict(name="custom", filesystem=Filesystem(writable=("{workspace}",),
+                                                     write_protect=(".git/hooks",)),
+                network=Network(mode="proxy", allow=("**.corp.test", "pypi.org"),
+                                deny=("secret.corp.test",)))
+    base.update(kw)
+    return Profile(**base)
+
+
+def test_private_address_rule_is_reported():
+    result = export_mod.render(_custom(), "srt", workspace=WS)
+    assert any("only exact entries may" in u and "**.corp.test" in u for u in result.unsupported)
+
+
+@pytest.mark.parametrize("pattern,action,rules,note", [
+    ("git push **", "ask", ["Bash(git push:*)"], None),
+    ("npm run {test,build}", "allow", ["Bash(npm run test)", "Bash(npm run build)"], None),
+    ("make", "allow", ["Bash(make)"], None),
+    ("grep 'a b' **", "allow", ["Bash(grep 'a b':*)"], None),
+    ("gh pr view *", "ask", ["Bash(gh pr view:*)"], "exported as a prefix rule (it asks more)"),
+    ("kubectl delete <what> **", "deny", ["Bash(kubectl delete:*)"], "it denys more"),
+    ("longbridge news <ticker>", "allow", [], "not exported (widening an allow"),
+    ("git push *", "allow", [], "not exported (widening an allow"),
+    ("git*", "deny", [], "does not parse"),
+])
+def test_bash_rule_mapping(pattern, action, rules, note):
+    notes: list[str] = []
+    assert bash_rules(pattern, action, notes) == rules
+    if note is None:
+        assert notes == []
+    else:
+        assert len(notes) == 1 and note in notes[0]
+
+
+def test_claude_code_block():
+    profile = _custom(host="deny", rules=(CommandRule("deny", "git push **"),
+                                          CommandRule("allow", "npm test"),
+                                          CommandRule("ask", "rm *")))
+    data = json.loads(export_mod.render(profile, "claude-code", workspace=WS).text)
+    sb = data["sandbox"]
+    assert (sb["enabled"], sb["autoAllowBashIfSandboxed"], sb["allowUnsandboxedCommands"]) == (
+        True, True, False)
+    assert sb["filesystem"]["allowWrite"] == ["/" + WS]          # "//abs" = absolute
+    assert sb["network"]["allowedDomains"] == ["corp.test:80", "corp.test:443", "*.corp.test:80",
+                                               "*.corp.test:443", "pypi.org:80", "pypi.org:443"]
+    perms = data["permissions"]
+    assert perms["allow"] == ["Bash(npm test)"]
+    assert perms["ask"] == ["Bash(rm:*)"]
+    assert "Bash(git push:*)" in perms["deny"]
+    assert "WebFetch(domain:secret.corp.test)" in perms["deny"]
+    assert f"Edit(/{WS}/.git/hooks)" in perms["deny"]
+    assert any("network deny list" in u for u in data["_unsupported"])
+
+
+def test_export_warns_on_stderr(capsys):
+    text = export_mod.export(load_profile("strict"), "srt", workspace=WS)
+    err = capsys.readouterr().err.splitlines()
+    data = json.loads(text)
+    assert err == [f"ringfence: warning: srt export cannot express: {u}"
+                   for u in data["_unsupported"]]
+    assert any("command rule" in line for line in err)
+
+
+def test_unknown_format():
+    with pytest.raises(UsageError, match="unknown export format 'docker'") as exc:
+        export_mod.render(load_profile("build"), "docker", workspace=WS)
+    assert "bwrap, json, srt, seatbelt, claude-code" in str(exc.value)
+
+
+@pytest.mark.parametrize("glob,path,hit", [
+    ("/w/**/.env*", "/w/.env", True),
+    ("/w/**/.env*", "/w/a/b/.env.local", True),
+    ("/w/**/.env*", "/w/.env/inner", True),
+    ("/w/**/.env*", "/w/env", False),
+    ("/w/**/*.pem", "/w/certs/x.pem", True),
+    ("/w/**/*.pem", "/w/certs/x.pem.txt", False),
+    ("/w/id_?", "/w/id_a", True),
+    ("/w/id_?", "/w/id_ab", False),
+])
+def test_seatbelt_glob_regex(glob, path, hit):
+    assert bool(re.match(_glob_regex(glob), path)) is hit
+
+
+@pytest.mark.sandbox
+@pytest.mark.skipif(not shutil.which("bwrap") or seccomp.host_arch() is None,
+                    reason="needs bwrap and a supported architecture")
+def test_bwrap_export_runs(tmp_path):
+    """The exported strict command line really runs, with the filter on fd 9."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    text = export_mod.render(load_profile("strict"), "bwrap", workspace=str(ws)).text
+    script = tmp_path / "strict.sh"
+    script.write_text(text)
+    bpf = tmp_path / "filter.bpf"
+    bpf.write_bytes(seccomp.build_filter(seccomp.host_arch(), deny_unix_sockets=True))
+    probe = ("import socket\ntry:\n socket.socket(socket.AF_UNIX); print('unix ok')\n"
+             "except PermissionError: print('unix EPERM')\n"
+             "open('written', 'w').write('x')\n")
+    r = subprocess.run(["sh", "-c", f'exec 9<"{bpf}"; exec sh "{script}" "$@"', "sh",
+                        "/usr/bin/python3", "-I", "-c", probe],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "unix EPERM\n"
+    assert (ws / "written").read_text() == "x"
