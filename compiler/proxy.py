@@ -245,7 +245,9 @@ class ProxyServer:
                 writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
             else:
                 upstream_w.write(rest)
-            await asyncio.gather(self._pipe(reader, upstream_w), self._pipe(upstream_r, writer))
+            activity = [asyncio.get_running_loop().time()]
+            await asyncio.gather(self._pipe(reader, upstream_w, activity),
+                                 self._pipe(upstream_r, writer, activity))
         finally:
             upstream_w.close()
 
@@ -285,15 +287,26 @@ class ProxyServer:
         self._record(host, port, False, rule, why)
         raise _Refused(502, why, rule)
 
-    async def _pipe(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+    async def _pipe(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter,
+                    activity: list[float]) -> None:
+        """Copy one direction. The idle clock is shared by both directions, so a
+        long download with a silent client is not cut off, but a tunnel where
+        neither side sends anything for ``idle_timeout`` is closed."""
+        loop = asyncio.get_running_loop()
         try:
             while True:
-                data = await asyncio.wait_for(src.read(65536), self.idle_timeout)
+                try:
+                    data = await asyncio.wait_for(src.read(65536), self.idle_timeout)
+                except asyncio.TimeoutError:
+                    if loop.time() - activity[0] < self.idle_timeout:
+                        continue
+                    break
                 if not data:
                     break
+                activity[0] = loop.time()
                 dst.write(data)
                 await dst.drain()
-        except (ConnectionError, asyncio.TimeoutError, OSError):
+        except (ConnectionError, OSError):
             pass
         finally:
             if dst.can_write_eof():
@@ -304,11 +317,11 @@ class ProxyServer:
 
 
 def _parse_head(head: bytes) -> tuple[str, str, list[tuple[str, str]]]:
-    try:
-        text = head.decode("latin-1")
-    except UnicodeDecodeError:   # latin-1 cannot fail; kept for clarity
-        raise _Refused(400, "undecodable request head") from None
+    text = head.decode("latin-1")     # total: every byte maps to one character
     lines = text.split("\r\n")[:-2]
+    if any("\r" in line or "\n" in line or "\0" in line for line in lines):
+        # A bare CR/LF would let a client smuggle header lines past us.
+        raise _Refused(400, "bare CR, LF or NUL in the request head")
     if not lines:
         raise _Refused(400, "empty request")
     parts = lines[0].split(" ")

@@ -122,6 +122,7 @@ def serve(lsock, unix_path):
     """
     import socket
     import threading
+    import time
 
     def pump(src, dst, done):
         try:
@@ -145,6 +146,7 @@ def serve(lsock, unix_path):
         try:
             client, _ = lsock.accept()
         except OSError:
+            time.sleep(0.05)      # e.g. EMFILE: back off instead of spinning
             continue
         up = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:

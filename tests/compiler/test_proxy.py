@@ -193,6 +193,7 @@ def test_port_must_match(origin, make_proxy):
     (b"CONNECT localhost:99999 HTTP/1.1\r\n\r\n", b"400"),
     (b"CONNECT user@localhost:80 HTTP/1.1\r\n\r\n", b"400"),
     (b"GET http://localhost/ HTTP/1.1\r\nbad header\r\n\r\n", b"400"),
+    (b"GET http://localhost/ HTTP/1.1\r\nX-A: a\nHost: evil\r\n\r\n", b"400"),
     (b"GET http://localhost/ HTTP/1.1\r\n" + b"X-A: b\r\n" * 101 + b"\r\n", b"431"),
     (b"GET http://localhost/ HTTP/1.1\r\nX-Big: " + b"a" * 20000 + b"\r\n\r\n", b"431"),
 ])
@@ -232,3 +233,21 @@ def test_bad_pattern_is_a_sandbox_error(tmp_path):
 ])
 def test_address_classes(addr, public):
     assert address_is_public(addr) is public
+
+
+def test_idle_tunnel_is_closed(origin, make_proxy):
+    """A keep-alive tunnel where neither side sends anything is closed by the proxy
+    (without the idle timeout the read below would block until the socket timeout)."""
+    import time
+    p = make_proxy([f"localhost:{origin.port}"], idle_timeout=0.2)
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(20)
+        s.connect(p.server.socket_path)
+        s.sendall(f"CONNECT localhost:{origin.port} HTTP/1.1\r\n\r\n".encode())
+        assert _read_head(s).startswith(b"HTTP/1.1 200")
+        s.sendall(b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
+        time.sleep(0.5)       # both directions idle longer than the timeout
+        # the tunnel was closed for idleness: the server's answer, then EOF
+        data = _read_all(s)
+    assert data.endswith(b"hello from /a")
+    assert [r[1] for r in origin.requests] == ["/a"]
