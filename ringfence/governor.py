@@ -123,9 +123,14 @@ def govern(req: Request, *, ledger: Ledger, deps: Deps | None = None,
     streams = streams or Streams()
     verdict = deps.classify(req.text)
     if not getattr(req.profile, "sandbox", True):
-        # --sandbox off: explicit full host access for this scope; recorded, no approvals.
-        return _run_host(req, verdict, None, ledger, streams, parent_id,
-                         note="sandbox off (profile 'host'): full host access")
+        # --sandbox off: explicit full host access for this scope; recorded, no
+        # approvals. A deny rule in such a profile still holds.
+        decision = deps.decide(verdict, req.profile, grants=frozenset(), context="host")
+        if decision.decision == "deny":
+            return _refuse(req, verdict, ledger, streams, parent_id, kind="host",
+                           reasons=tuple(decision.reasons), decision=decision)
+        return _run_host(req, verdict, decision, ledger, streams, parent_id,
+                         note=f"sandbox off (profile {req.profile.name!r}): full host access")
     if req.host:
         return _host_request(req, verdict, ledger, deps, streams, parent_id)
     return _sandbox_request(req, verdict, ledger, deps, streams)
@@ -144,6 +149,10 @@ def approve(approval_id: str, *, scope: str = "once", session: str | None = None
             "a session grant needs a named session; this request came from an unnamed "
             "(per-process) session",
             hint=f"pass --session NAME (or set RINGFENCE_SESSION), or --scope once|always")
+    if pending.cwd and not os.path.isdir(pending.cwd):
+        raise ApprovalError(f"the directory {pending.cwd!r} of {approval_id} no longer "
+                            "exists; nothing was run",
+                            hint=f"deny it with: ringfence deny {approval_id}")
     profile = None
     if pending.where == "sandbox":
         deps = deps or default_deps()
