@@ -49,6 +49,7 @@ VERDICTS = {v.command: v for v in (
     verdict("git push origin main", "capability", "git push"),
     verdict("touch /ro/x", "capability", "touch"),
     verdict("make", "capability", "make"),
+    verdict("longbridge quote AAPL.US", "capability", "longbridge"),
 )}
 
 
@@ -590,3 +591,28 @@ def test_e2e_sandbox_ask_rule_approve_runs_in_the_sandbox(real, tmp_path):
     head = subprocess.run(["git", "-C", str(ws / "remote.git"), "log", "--format=%s", "main"],
                           capture_output=True)
     assert head.stdout == b"c1\n"                                 # host-side evidence
+
+
+def test_main_run_resolves_the_profile_and_governs(env, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(env.tmp / "cfg"))
+    monkeypatch.delenv("RINGFENCE_PROFILE", raising=False)
+    monkeypatch.chdir(env.ws)
+    s = G.Streams(io.BytesIO(), io.BytesIO())
+    code = G.main_run(["--host", "--session", "m", "--profile", "strict", "-c",
+                       "longbridge quote AAPL.US | tail -5"], deps=env.deps,
+                      ledger=env.ledger, streams=s)
+    assert code == 77 and b"denied by profile 'strict'" in s.err.getvalue()
+    code = G.main_run(["--host", "--session", "m", "-c", "longbridge quote AAPL.US | tail -5"],
+                      deps=env.deps, ledger=env.ledger, streams=s)
+    assert code == 75
+    [rec, _] = env.ledger.list_runs()
+    assert (rec.profile, rec.session, rec.workspace) == ("build", "m", str(env.ws))
+    env.profiles["host"] = Profile(name="host", source="builtin:host", sandbox=False)
+    code = G.main_run(["--sandbox", "off", "--", "longbridge", "quote", "AAPL.US"],
+                      deps=env.deps, ledger=env.ledger, streams=s)
+    assert code == 0 and calls(env) == ["quote AAPL.US"]
+    assert G.main_run(["--help"], deps=env.deps, ledger=env.ledger, streams=s) == 0
+    assert b"ringfence run" in s.out.getvalue()
+    with pytest.raises(UsageError, match="not a directory"):
+        G.main_run(["--workspace", str(env.tmp / "nope"), "--", "ls"], deps=env.deps,
+                   ledger=env.ledger, streams=s)
