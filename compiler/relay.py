@@ -74,13 +74,22 @@ def parse_args(args):
     return opts, argv
 
 
+_LIBC = []
+
+
 def _libc():
-    import ctypes
-    return ctypes, ctypes.CDLL(None, use_errno=True)
+    # Loaded once, before the fork when a filter follows, so parent and relay
+    # child share it instead of both paying the import.
+    if not _LIBC:
+        import ctypes
+        _LIBC.extend((ctypes, ctypes.CDLL(None, use_errno=True)))
+    return _LIBC[0], _LIBC[1]
 
 
 def start_relay(listen, unix_path):
-    import socket
+    # _socket, not socket: the wrapper module imports enum/selectors (~5 ms) and
+    # this runs before every networked command.
+    import _socket as socket
     try:
         lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -108,6 +117,11 @@ def start_relay(listen, unix_path):
         null = os.open("/dev/null", os.O_RDWR)
         for fd in (0, 1, 2):             # never keep the command's pipes open
             os.dup2(null, fd)
+        # Nor any other inherited fd (status pipes, the seccomp program): the
+        # relay holds only its listener and the sockets it creates.
+        keep = lsock.fileno()
+        os.closerange(3, keep)
+        os.closerange(keep + 1, 65536)
         serve(lsock, unix_path)
     finally:
         os._exit(0)
@@ -120,7 +134,7 @@ def serve(lsock, unix_path):
     connection can never stall another (a single select loop with blocking
     sends could). Threads exist only in this child, never in the command.
     """
-    import socket
+    import _socket as socket
     import threading
     import time
 
@@ -144,7 +158,8 @@ def serve(lsock, unix_path):
 
     while True:
         try:
-            client, _ = lsock.accept()
+            fd, _ = lsock._accept()
+            client = socket.socket(fileno=fd)
         except OSError:
             time.sleep(0.05)      # e.g. EMFILE: back off instead of spinning
             continue
@@ -185,6 +200,7 @@ def main(args):
     try:
         opts, argv = parse_args(args)
         if opts["listen"] is not None:
+            _libc()
             start_relay(opts["listen"], opts["unix"])
         if opts["seccomp_fd"] is not None:
             apply_seccomp(opts["seccomp_fd"])
