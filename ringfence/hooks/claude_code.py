@@ -65,9 +65,11 @@ def _grants(session: str | None, env: Mapping[str, str]) -> tuple[frozenset[str]
         return frozenset(), None
     try:
         from ringfence.grants import active_keys
-        from ringfence.ledger import Ledger
+        from ringfence.ledger import Ledger, default_path
 
-        with Ledger(env=env) as led:
+        if not default_path(env).exists():
+            return frozenset(), None     # no ledger yet: nothing was ever granted
+        with Ledger(default_path(env)) as led:
             return active_keys(led, session), None
     except Exception as exc:   # a broken ledger must not turn into an allow
         return frozenset(), f"grants unavailable ({exc}); treating nothing as granted"
