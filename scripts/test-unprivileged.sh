@@ -11,7 +11,35 @@ if [[ $(id -u) != 0 ]]; then
 fi
 id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
 home=$(getent passwd "$user" | cut -d: -f6)
-echo "test-unprivileged: running the sandbox tests as $user" >&2
+as_user() { su "$user" -s /bin/bash -c "$1"; }
+
+# The main venv's interpreter may live where the user cannot reach it (pyenv under
+# a 0700 /root, say). Then build a second venv from an interpreter every user can
+# execute; it installs the same checkout in editable mode.
+venv=.venv
+if ! as_user "cd '$PWD' && $venv/bin/python -c 'import ringfence'" >/dev/null 2>&1; then
+  venv=.venv-user
+  py=""
+  for cand in /usr/bin/python3 /usr/local/bin/python3 /usr/bin/python3.12 /usr/bin/python3.13; do
+    if [[ -x $cand ]] && as_user "$cand -c 'import sys, venv; sys.exit(sys.version_info < (3, 11))'" 2>/dev/null; then
+      py=$cand; break
+    fi
+  done
+  if [[ -z $py ]]; then
+    echo "test-unprivileged: no Python >= 3.11 that $user can execute; install python3 (Debian: apt-get install python3 python3-venv)." >&2
+    exit 1
+  fi
+  if ! as_user "cd '$PWD' && $venv/bin/python -c 'import ringfence'" >/dev/null 2>&1; then
+    echo "test-unprivileged: building $venv from $py for $user" >&2
+    rm -rf "$venv"
+    "$py" -m venv "$venv"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check \
+        -e '.[test]' --config-settings editable_mode=compat
+    # The editable install must not leave root-owned build junk the user would trip on.
+    chmod -R a+rX "$venv"
+  fi
+fi
+echo "test-unprivileged: running the sandbox tests as $user ($venv)" >&2
 # The checkout stays root-owned and read-only for the user: no bytecode, no cache.
 exec su "$user" -s /bin/bash -c "cd '$PWD' && HOME='$home' PYTHONDONTWRITEBYTECODE=1 \
-  RINGFENCE_TEST_UNPRIVILEGED=1 .venv/bin/python -m pytest -m sandbox -p no:cacheprovider $*"
+  RINGFENCE_TEST_UNPRIVILEGED=1 $venv/bin/python -m pytest -m sandbox -p no:cacheprovider $*"
