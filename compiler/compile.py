@@ -93,6 +93,7 @@ def wanted_paths(profile: Profile, workspace: str | None, host) -> tuple[list[st
     ctx = _ctx(profile, workspace, host)
     plain: list[str] = []
     patterns: list[str] = []
+    plain.append("/run")
     if workspace:
         plain.append(_norm(workspace))
     roots = [p for t in _writable_templates(profile) if (p := expand(t, **ctx))]
@@ -129,6 +130,11 @@ def compile_profile(profile: Profile, workspace: str | None, host) -> SandboxSpe
                  RoBind("/", "/"), Dev("/dev"), Proc("/proc")]
     if profile.filesystem.private_tmp:
         ops.append(Tmpfs("/tmp"))
+    run = host.path("/run")
+    if run.kind == "dir" and not run.is_link:
+        # Host daemons listen under /run (docker.sock, dbus, systemd): hide them all,
+        # independently of the seccomp AF_UNIX rule (defence in depth).
+        ops.append(Tmpfs("/run"))
 
     ws_real = None
     if ws is not None:

@@ -103,14 +103,17 @@ def _seccomp_fd(spec: SandboxSpec, arch: str, degradations: list[Note]) -> int |
 def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, str],
             timeout: float | None = None, stdin: bytes | int | IO | None = None,
             capture: bool = False, out: IO[bytes] | None = None,
-            err: IO[bytes] | None = None) -> ExecResult:
-    """Run ``argv`` under ``spec``. Streams output unless ``capture``."""
+            err: IO[bytes] | None = None, recovered: Sequence[Note] = ()) -> ExecResult:
+    """Run ``argv`` under ``spec``. Streams output unless ``capture``.
+
+    ``recovered``: notes from processing dead runs' journals (already shown),
+    kept in the result so the ledger records them.
+    """
     if not argv:
         raise SandboxError("no command given", hint="ringfence run -- ARGV... or -c 'STRING'")
-    degradations: list[Note] = list(spec.notes)
-    for note in protect.recover(env):
+    degradations: list[Note] = list(recovered) + list(spec.notes)
+    for note in spec.notes:
         warn(note)
-        degradations.append(note)
     if not spec.sandboxed:
         return _stream(list(argv), dict(env), None, spec, timeout, stdin, capture, out, err,
                        degradations, cwd=spec.workspace, sandboxed=False)
@@ -134,7 +137,7 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
         bargv = render(spec, argv, bwrap=host.bwrap, env=env, seccomp_fd=seccomp_fd,
                        proxy_dir=proxy_dir, python=host.python, inline_env=False,
                        status_fd=status_w)
-        for note in degradations[len(spec.notes):]:
+        for note in degradations[len(recovered) + len(spec.notes):]:
             warn(note)
         result = _stream(bargv, final_env(spec, env), status_r, spec, timeout, stdin,
                          capture, out, err, degradations,
@@ -170,7 +173,13 @@ def _start_proxy(spec, journal, degradations):
     rdir = make_runtime_dir()
     journal.set_runtime_dir(rdir)
     server = ProxyServer(spec.proxy.allow, spec.proxy.deny, os.path.join(rdir, "proxy.sock"))
-    server.start()      # raises SandboxError (exit 125) if it cannot listen
+    try:
+        server.start()
+    except SandboxError as exc:
+        raise SandboxError(f"{exc.message}; refusing to run without the network policy "
+                           "the profile states (RF607)",
+                           hint="set XDG_RUNTIME_DIR to a short writable directory, or run "
+                                "'ringfence doctor'") from None
     return server, rdir
 
 

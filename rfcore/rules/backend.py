@@ -21,7 +21,7 @@ RULES: tuple[Rule, ...] = (
             "instead of running it without a sandbox: a boundary that cannot be set "
             "up means refusing to run, never running unprotected. Install the "
             "`bubblewrap` package and check the host with `ringfence doctor`."),
-        bad="PATH=/nonexistent ringfence run -p strict -- true",
+        bad="PATH=/nonexistent $(command -v ringfence) run -p strict -- true",
         good="ringfence run -p strict -- true"),
     Rule(
         code="RF602", name="sandbox-setup-failed",

@@ -1,9 +1,153 @@
-"""CLI commands: run."""
+"""CLI commands: doctor (and `run`, listed for --help; served by ringfence.fast.run).
+
+`ringfence run` never reaches typer: ``ringfence/__main__.py`` routes it to the
+fast path first. The entry here only exists so `ringfence --help` lists it.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import socket
+from dataclasses import asdict, dataclass
+
 import typer
+
+MIN_BWRAP = (0, 8, 0)   # --disable-userns appeared in bubblewrap 0.8.0
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    required: bool
+    detail: str
+    fix: str = ""
+
+
+def _version_tuple(text: str | None) -> tuple[int, ...]:
+    parts = []
+    for piece in (text or "").split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
+
+
+def _proxy_socket_check() -> Check:
+    from compiler.proxy import make_runtime_dir
+    import shutil
+
+    try:
+        rdir = make_runtime_dir("ringfence-doctor-")
+    except OSError as exc:
+        return Check("proxy prerequisites", False, True, f"no private runtime dir: {exc}",
+                     "make $XDG_RUNTIME_DIR or $TMPDIR writable")
+    path = os.path.join(rdir, "proxy.sock")
+    try:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.bind(path)
+        return Check("proxy prerequisites", True, True,
+                     f"Unix socket in a private runtime dir works ({os.path.dirname(rdir)})")
+    except OSError as exc:
+        return Check("proxy prerequisites", False, True,
+                     f"cannot bind a Unix socket at {path}: {exc}",
+                     "point XDG_RUNTIME_DIR at a short, writable directory")
+    finally:
+        shutil.rmtree(rdir, ignore_errors=True)
+
+
+def checks() -> list[Check]:
+    from compiler import protect
+    from compiler.host import probe
+
+    h = probe(full=True)
+    out: list[Check] = []
+    if h.bwrap:
+        out.append(Check("bwrap", True, True, f"{h.bwrap} (version {h.bwrap_version or '?'})"))
+        good = _version_tuple(h.bwrap_version) >= MIN_BWRAP
+        out.append(Check("bwrap version", good, True,
+                         f"{h.bwrap_version or 'unknown'} (need >= 0.8.0 for --disable-userns)",
+                         "" if good else "install bubblewrap >= 0.8.0 (e.g. from backports)"))
+    else:
+        out.append(Check("bwrap", False, True, "not found on PATH",
+                         "apt-get install bubblewrap  (or: dnf install bubblewrap)"))
+    restricted = h.apparmor_userns_restricted
+    out.append(Check(
+        "AppArmor userns restriction", restricted is not True, True,
+        "kernel.apparmor_restrict_unprivileged_userns = "
+        + {None: "absent (not Ubuntu's AppArmor)", True: "1", False: "0"}[restricted],
+        "" if restricted is not True else
+        "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or install an AppArmor "
+        "profile for /usr/bin/bwrap that allows userns"))
+    out.append(Check(
+        "user namespaces", bool(h.userns), True,
+        ("a trial sandbox started" if h.userns else
+         f"a trial sandbox failed: {h.bwrap_trial_error or h.userns_detail}"),
+        "" if h.userns else
+        "sysctl -w user.max_user_namespaces=15000 (and kernel.unprivileged_userns_clone=1 "
+        "on Debian kernels that have it); see the AppArmor line on Ubuntu"))
+    try:
+        from compiler.seccomp import build_filter
+        build_filter(h.arch, deny_unix_sockets=True)
+        gen_ok, gen_detail = True, f"filter generated for {h.arch}"
+    except (ImportError, ValueError) as exc:
+        gen_ok, gen_detail = False, f"no filter for {h.arch}: {exc}"
+    out.append(Check("seccomp", bool(h.seccomp) and gen_ok, True,
+                     ("kernel supports seccomp filters; " if h.seccomp else
+                      "kernel lacks seccomp filters; ") + gen_detail,
+                     "" if h.seccomp and gen_ok else
+                     "use an x86-64 or aarch64 kernel built with CONFIG_SECCOMP_FILTER"))
+    abi = h.landlock_abi or 0
+    out.append(Check("Landlock", abi > 0, False,
+                     f"ABI {abi}" if abi else "not available (optional; not used yet)",
+                     "" if abi else "boot with lsm=...,landlock (optional)"))
+    out.append(_proxy_socket_check())
+    notes = protect.recover()
+    out.append(Check("interrupted runs", True, False,
+                     "none left behind" if not notes else
+                     "; ".join(f"{n.code} {n.message}" for n in notes)))
+    return out
 
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the app."""
+
+    @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+    def run(ctx: typer.Context) -> None:
+        """Run a command in the sandbox compiled from a profile.
+
+        Example: ringfence run -p strict -- pytest -q   (see: ringfence run --help)
+        """
+        from ringfence.fast import main as fast_main
+        raise typer.Exit(fast_main(["run", *ctx.args]))
+
+    @app.command()
+    def doctor(as_json: bool = typer.Option(False, "--json", help="machine-readable output")
+               ) -> None:
+        """Check that this host can run ringfence sandboxes; name the fix for each failure.
+
+        Example: ringfence doctor --json
+        """
+        results = checks()
+        ok = all(c.ok for c in results if c.required)
+        if as_json:
+            typer.echo(json.dumps({"ok": ok, "checks": [asdict(c) for c in results]},
+                                  indent=2))
+        else:
+            from rich.table import Table
+
+            from .output import console
+
+            table = Table(title="ringfence doctor")
+            for col in ("check", "status", "detail", "fix"):
+                table.add_column(col)
+            for c in results:
+                status = ("[green]ok[/]" if c.ok else
+                          "[red]FAIL[/]" if c.required else "[yellow]missing[/]")
+                table.add_row(c.name, status, c.detail, c.fix)
+            console.print(table)
+            console.print("[green]all required checks pass[/]" if ok else
+                          "[red]some required checks failed: see the fix column[/]")
+        raise typer.Exit(0 if ok else 1)

@@ -12,6 +12,7 @@ WS = "/home/agent/src/app"
 
 # The fake disk: path -> (kind, real). Everything else is missing.
 DISK = {
+    "/run": ("dir", "/run"),
     WS: ("dir", WS),
     f"{WS}/.git/hooks": ("dir", f"{WS}/.git/hooks"),
     f"{WS}/.git/config": ("file", f"{WS}/.git/config"),

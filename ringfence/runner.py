@@ -1,0 +1,199 @@
+"""The runner: resolve profile -> classify -> gate -> compile -> execute.
+
+Two stages, so an approvals/ledger layer can wrap them:
+
+* ``prepare(...) -> Prepared``: everything that decides, nothing that runs
+  (profile, verdict, gate decision, compiled spec, host facts).
+* ``execute_prepared(prepared, ...) -> RunResult``: runs it. Only call this
+  for ``decision == "allow"`` (or after an approval).
+
+``run(...)`` does both and maps deny -> 77 and ask -> 75 without running.
+Fail closed: no usable bwrap, a bad profile or bad arguments raise a
+``RingfenceError`` (exit 125) and the command does NOT run. ringfence never
+falls back to running unsandboxed; only the explicit ``host`` profile
+(``--sandbox off``) runs on the host, and that is recorded.
+
+Only stdlib + our packages: this is the ``ringfence run`` hot path.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, field
+from typing import IO, Mapping, Sequence
+
+from rfcore.errors import EXIT_DENIED, EXIT_WAITING, UsageError
+
+
+@dataclass(frozen=True)
+class Prepared:
+    argv: tuple[str, ...]           # what runs inside (bash -c STRING for command=)
+    text: str                       # the classified string
+    workspace: str
+    profile: object                 # profiles.model.Profile
+    profile_reason: str
+    verdict: object                 # classifier.verdict.Verdict
+    decision: str                   # allow | ask | deny
+    reasons: tuple[str, ...]
+    spec: object                    # compiler.spec.SandboxSpec (None unless allowed)
+    host: object                    # compiler.host.HostFacts
+    env: Mapping[str, str] = field(repr=False, default_factory=dict)
+    recovered: tuple = ()           # RF615/RF604 notes from dead runs' journals
+
+
+@dataclass(frozen=True)
+class RunResult:
+    exit_code: int
+    status: str                     # completed|failed|denied|waiting_for_approval|aborted
+    profile: str
+    decision: str
+    reasons: tuple[str, ...] = ()
+    verdict: object = None
+    spec_digest: str | None = None
+    sandboxed: bool = True
+    duration: float = 0.0
+    stdout_tail: bytes = b""
+    stderr_tail: bytes = b""
+    stdout: bytes | None = None     # whole output with capture=True
+    stderr: bytes | None = None
+    network: tuple = ()             # proxy decisions
+    degradations: tuple = ()        # RF6xx notes (compile, runtime, recovery)
+    protected_created: tuple = ()   # RF604/RF605 notes
+
+    def to_json(self) -> dict:
+        return {
+            "exit_code": self.exit_code, "status": self.status, "profile": self.profile,
+            "decision": self.decision, "reasons": list(self.reasons),
+            "spec_digest": self.spec_digest, "sandboxed": self.sandboxed,
+            "duration": self.duration,
+            "degradations": [{"code": n.code, "message": n.message} for n in self.degradations],
+            "protected_created": [{"code": n.code, "message": n.message}
+                                  for n in self.protected_created],
+        }
+
+
+def _resolve_profile(profile, workspace: str, env: Mapping[str, str]):
+    from profiles.model import Profile
+
+    if isinstance(profile, Profile):
+        return profile, "given"
+    if profile is not None and not isinstance(profile, str):
+        raise UsageError(f"profile must be a name, a path or a Profile, not {type(profile).__name__}")
+    from profiles.load import resolve_active
+
+    return resolve_active(profile, env=env, workspace=workspace)
+
+
+def prepare(argv: Sequence[str] | None = None, *, command: str | None = None,
+            profile=None, workspace: str | None = None,
+            env: Mapping[str, str] | None = None, grants: frozenset = frozenset()) -> Prepared:
+    if (argv is None) == (command is None):
+        raise UsageError("give either an argv or a command string (-c), not both or neither",
+                         hint="ringfence run -- ARGV...   or   ringfence run -c 'STRING'")
+    if argv is not None and (not argv or not all(isinstance(a, str) for a in argv)):
+        raise UsageError("empty command", hint="ringfence run -- ARGV...")
+    if command is not None and not command.strip():
+        raise UsageError("empty command string", hint="ringfence run -c 'STRING'")
+    env = dict(os.environ if env is None else env)
+    ws = os.path.abspath(workspace or os.getcwd())
+    if not os.path.isdir(ws):
+        raise UsageError(f"workspace {ws} is not a directory; nothing was run (RF609)",
+                         hint="pass --workspace DIR with an existing directory")
+    prof, why = _resolve_profile(profile, ws, env)
+
+    from classifier import classify
+    from ringfence.gate import decide
+
+    text = command if command is not None else shlex.join(argv)
+    inner = ("bash", "-c", command) if command is not None else tuple(argv)
+    verdict = classify(text)
+    decision = decide(verdict, prof, grants=grants, context="sandbox")
+    spec = host = None
+    recovered: tuple = ()
+    if decision.decision == "allow":
+        recovered = recover(env)
+        spec, host = compile_for(prof, ws, env)
+    return Prepared(inner, text, ws, prof, why, verdict, decision.decision,
+                    tuple(decision.reasons), spec, host, env, recovered)
+
+
+def recover(env: Mapping[str, str]) -> tuple:
+    """Finish the journals of dead runs BEFORE probing: a protected path they left
+    behind must be gone before this run's spec is compiled."""
+    from compiler.execute import warn
+    from compiler.protect import recover as _recover
+
+    notes = tuple(_recover(env))
+    for note in notes:
+        warn(note)
+    return notes
+
+
+def compile_for(profile, workspace: str, env: Mapping[str, str]):
+    """Probe the host for this profile and compile it. (spec, host facts)."""
+    from compiler.compile import compile_profile
+    from compiler.host import probe
+
+    host = probe(env=env)
+    if profile.sandbox and profile.tooling.enabled:
+        # The tooling dir is a declared cache dir, not a placeholder: create it so
+        # the writable bind has a source.
+        from compiler.compile import _tooling_dir
+        os.makedirs(_tooling_dir(profile, host.home), mode=0o700, exist_ok=True)
+    host = host.for_profile(profile, workspace)
+    return compile_profile(profile, workspace, host), host
+
+
+def execute_prepared(p: Prepared, *, timeout: float | None = None,
+                     stdin: bytes | int | IO | None = None, capture: bool = False,
+                     out: IO[bytes] | None = None, err: IO[bytes] | None = None) -> RunResult:
+    from compiler.execute import execute
+
+    if p.spec is None:
+        recovered = recover(p.env)
+        spec, host = compile_for(p.profile, p.workspace, p.env)
+        p = Prepared(**{**p.__dict__, "spec": spec, "host": host, "recovered": recovered})
+    limit = timeout if timeout is not None else p.profile.limits.timeout
+    res = execute(p.spec, p.argv, host=p.host, env=p.env, timeout=limit, stdin=stdin,
+                  capture=capture, out=out, err=err, recovered=p.recovered)
+    if res.signal is not None or res.timed_out:
+        status = "aborted"
+    else:
+        status = "completed" if res.exit_code == 0 else "failed"
+    return RunResult(res.exit_code, status, p.profile.name, p.decision, p.reasons,
+                     p.verdict, p.spec.digest(), res.sandboxed, res.duration,
+                     res.stdout_tail, res.stderr_tail, res.stdout, res.stderr,
+                     res.network_decisions, res.degradations, res.protected_created)
+
+
+def run(argv: Sequence[str] | None = None, *, command: str | None = None, profile="build",
+        workspace: str | None = None, timeout: float | None = None,
+        env: Mapping[str, str] | None = None, stdin: bytes | int | IO | None = None,
+        capture: bool = False, grants: frozenset = frozenset(),
+        out: IO[bytes] | None = None, err: IO[bytes] | None = None) -> RunResult:
+    """Run ``argv`` (or a bash ``command`` string) under ``profile``.
+
+    ``profile``: a built-in name, a TOML path, a Profile, or None for the
+    active profile (SPEC §3 precedence).
+    """
+    p = prepare(argv, command=command, profile=profile, workspace=workspace, env=env,
+                grants=grants)
+    if p.decision == "deny":
+        return RunResult(EXIT_DENIED, "denied", p.profile.name, "deny", p.reasons, p.verdict)
+    if p.decision == "ask":
+        # Issue 5's approvals layer hooks in here: it calls prepare(), records a
+        # pending approval for an "ask", and execute_prepared() once approved.
+        return RunResult(EXIT_WAITING, "waiting_for_approval", p.profile.name, "ask",
+                         p.reasons, p.verdict)
+    return execute_prepared(p, timeout=timeout, stdin=stdin, capture=capture, out=out, err=err)
+
+
+def describe_refusal(result: RunResult) -> str:
+    """The message the CLI prints for a 77/75 result."""
+    reasons = "; ".join(result.reasons) or "no reason given"
+    if result.status == "denied":
+        return f"denied by profile '{result.profile}': {reasons}"
+    return (f"needs approval under profile '{result.profile}': {reasons} "
+            "(nothing was run; approvals: see 'ringfence approvals list')")
+
