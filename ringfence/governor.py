@@ -455,7 +455,7 @@ def _profile_ref(a: ap.Approval) -> str:
 
 # --- the `ringfence run` command line ---------------------------------------------------
 
-USAGE = """usage: ringfence run [--profile P] [--workspace DIR] [--host] [--session S]
+USAGE = """usage: ringfence run [-p|--profile P] [-w|--workspace DIR] [--host] [--session S]
                      [--sandbox on|off] [--timeout SECONDS] (-c 'STRING' | [--] ARGV...)
 
 Run a command under the active profile's sandbox, or on the host with --host.
@@ -474,8 +474,9 @@ def parse_run_args(argv: list[str]) -> dict:
     opts: dict[str, Any] = {"profile": None, "workspace": None, "host": False,
                             "session": None, "sandbox": "on", "timeout": None,
                             "command": None, "argv": None, "help": False}
-    takes = {"--profile": "profile", "--workspace": "workspace", "--session": "session",
-             "--sandbox": "sandbox", "--timeout": "timeout", "-c": "command"}
+    takes = {"--profile": "profile", "-p": "profile", "--workspace": "workspace",
+             "-w": "workspace", "--session": "session", "--sandbox": "sandbox",
+             "--timeout": "timeout", "-c": "command"}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -504,6 +505,9 @@ def parse_run_args(argv: list[str]) -> dict:
         return opts
     if opts["sandbox"] not in ("on", "off"):
         raise UsageError(f"--sandbox takes on or off, not {opts['sandbox']!r}")
+    if opts["sandbox"] == "off" and opts["profile"] not in (None, "host"):
+        raise UsageError(f"--sandbox off conflicts with --profile {opts['profile']}",
+                         hint="--sandbox off means profile 'host'; drop one of them")
     if opts["timeout"] is not None:
         try:
             opts["timeout"] = float(opts["timeout"])

@@ -445,10 +445,13 @@ def test_parse_run_args():
     o = p(["--profile=strict", "-c", "ls | head"])
     assert (o["profile"], o["command"], o["argv"]) == ("strict", "ls | head", None)
     assert p(["make", "-j4"])["argv"] == ["make", "-j4"]
+    o = p(["-p", "observe", "-w", "/ws", "--", "ls"])
+    assert (o["profile"], o["workspace"], o["argv"]) == ("observe", "/ws", ["ls"])
     assert p(["--help"])["help"] is True
     for bad, msg in ([[], "exactly one"], [["-c", "x", "--", "y"], "exactly one"],
                      [["--bogus"], "unknown option"], [["--timeout", "-1", "--", "x"], "timeout"],
-                     [["--sandbox", "maybe", "--", "x"], "on or off"], [["--profile"], "needs a value"]):
+                     [["--sandbox", "maybe", "--", "x"], "on or off"], [["--profile"], "needs a value"],
+                     [["--sandbox", "off", "-p", "build", "--", "x"], "conflicts"]):
         with pytest.raises(UsageError, match=msg):
             p(bad)
 
