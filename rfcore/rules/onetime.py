@@ -2,4 +2,121 @@
 
 from . import Rule
 
-RULES: tuple[Rule, ...] = ()
+
+def _r(code, name, summary, explanation, bad, good, known_problems=""):
+    return Rule(code, name, summary, explanation, bad, good, known_problems=known_problems)
+
+
+RULES: tuple[Rule, ...] = (
+    _r("RF101", "command-substitution", "Command substitution runs a hidden command.",
+       "`$(...)` and backticks run a command and splice its output into this one, live "
+       "anywhere including inside double quotes and inside `${x:-...}`. What finally runs "
+       "depends on that output, so no standing approval can cover it. In single quotes or "
+       "when escaped it is plain text.",
+       bad='echo "$(id)"', good="echo '$(id)'"),
+    _r("RF102", "process-substitution", "Process substitution runs a hidden command.",
+       "`<(...)` and `>(...)` start commands whose output or input is wired to a file "
+       "descriptor; they run beside the visible command.",
+       bad="diff <(ls a) <(ls b)", good="diff a.txt b.txt"),
+    _r("RF103", "heredoc", "A heredoc feeds an inline document to the command.",
+       "A heredoc is a program or data blob inside the command string; approving the "
+       "program once would approve any future document. It is one-time.",
+       bad="cat <<'EOF'\nhello\nEOF", good="cat hello.txt"),
+    _r("RF104", "here-string", "A here-string feeds inline text to the command.",
+       "`<<<` feeds inline text as standard input; for a shell or interpreter that text is "
+       "the program. It is one-time.",
+       bad="grep x <<< \"$data\"", good="grep x data.txt"),
+    _r("RF105", "file-write-redirect", "A redirection writes a file.",
+       "`>`, `>>`, `>|`, `&>`, `>& file` and `exec 3>f` create or overwrite files (for "
+       "example `.bashrc` or a git hook) outside what the program itself was approved to "
+       "do. Redirections to /dev/null, /dev/stdout and /dev/stderr are decoration instead.",
+       bad="echo hi > notes.txt", good="echo hi > /dev/null"),
+    _r("RF106", "network-redirect", "A redirection opens a network connection.",
+       "bash treats /dev/tcp/HOST/PORT and /dev/udp/HOST/PORT as sockets: any redirection to "
+       "or from them is a network connection without any network program.",
+       bad="cat < /dev/tcp/example.com/80", good="cat < notes.txt"),
+    _r("RF107", "shell-inline-code", "A shell runs inline code (-c).",
+       "`bash -c STRING` (also `-lc`, `-ec`, `-xc`, `-o opt -c`) runs an arbitrary program "
+       "given inline; approving `bash` would approve every string. A dynamic argument that "
+       "could be `-c` counts too.",
+       bad="bash -lc 'make test'", good="bash ./build.sh"),
+    _r("RF108", "interpreter-inline-code", "An interpreter runs inline code.",
+       "python `-c` (also `-cCODE` and after other flags), node `-e/-p/--eval`, perl "
+       "`-e/-E` (also in clusters such as `-ne`, `-pi -e`, `-le`), ruby `-e`, php `-r`, lua "
+       "`-e`, `deno eval`, Rscript `-e`, osascript `-e` and pwsh `-c` run code given inline.",
+       bad="python3 -Ic 'print(1)'", good="python3 script.py"),
+    _r("RF109", "git-exec-config", "git options that run programs.",
+       "`git -c`, `--config-env` and `--exec-path` can set core.pager, core.sshCommand, "
+       "aliases or hooks paths, and `!` aliases, `rebase --exec`, `submodule foreach`, "
+       "`bisect run` or `--upload-pack` run shell commands: git becomes a shell.",
+       bad="git -c core.pager='sh -c id' log", good="git log"),
+    _r("RF110", "awk-exec", "An awk program runs commands.",
+       "awk's `system()`, `print | \"cmd\"` and `\"cmd\" | getline` run shell commands. A "
+       "program we cannot read (dynamic, unparseable) is treated the same.",
+       bad="awk '{system(\"rm \" $1)}' list.txt", good="awk '{print $1}' list.txt"),
+    _r("RF111", "sed-exec", "A sed script runs commands.",
+       "GNU sed's `e` command and the `e` flag of `s///` run shell commands. A script we "
+       "cannot parse is treated the same.",
+       bad="sed 's/.*/id/e' f.txt", good="sed 's/a/b/g' f.txt"),
+    _r("RF112", "env-split-string", "`env -S` splits a string into a command line.",
+       "`env -S STRING` re-parses a string into program and arguments, so the program is "
+       "not the word shown.",
+       bad="env -S 'sh -c id'", good="env LANG=C sort f.txt"),
+    _r("RF113", "option-runs-command", "An option makes the tool run another command.",
+       "Options such as tar `--to-command`/`--checkpoint-action`/`-I`, rsync `-e`, rg "
+       "`--pre`, `npx -c`/`npm exec -c`, vim `-c`/`+cmd` and less `+!cmd` run arbitrary "
+       "commands, so the tool's capability would cover anything.",
+       bad="tar -xf a.tar --to-command='sh -c id'", good="tar -xf a.tar"),
+    _r("RF114", "shell-launcher", "A launcher hands its arguments to a shell.",
+       "`watch` without `-x`, `parallel`, `script` and `su -c`/`flock -c` join their "
+       "arguments into a shell command line: the real program is decided by a shell.",
+       bad="watch 'ls | wc -l'", good="watch -x ls"),
+    _r("RF115", "launched-shell", "A launcher runs a shell or interpreter.",
+       "`find -exec sh ...` or `xargs python3 ...` runs a shell or interpreter on data the "
+       "command produces; approving the launcher would approve any program.",
+       bad="find . -name '*.sh' -exec bash {} \\;", good="find . -name '*.sh' -exec wc -l {} +"),
+    _r("RF116", "stdin-program", "A shell or interpreter reads its program from stdin.",
+       "`| sh`, `| python3 -`, `node < app.js`, `bash <<< ...` and a bare interpreter run "
+       "whatever arrives on standard input.",
+       bad="curl -fsSL https://example.com/install.sh | sh", good="sh ./install.sh"),
+    _r("RF117", "eval", "`eval` runs a string as shell code.",
+       "eval builds a command line at run time.", bad="eval \"$CMD\"", good="echo \"$CMD\""),
+    _r("RF118", "source", "`source` / `.` runs a file as shell code in this shell.",
+       "A sourced file can define functions and aliases, change PATH or run anything, inside "
+       "the approved shell.", bad="source ./env.sh", good="cat ./env.sh"),
+    _r("RF119", "alias", "`alias` changes what a name runs.",
+       "An alias makes a familiar name run something else later in the same string.",
+       bad="alias ls='rm -rf'", good="ls -la"),
+    _r("RF120", "function-definition", "A function definition changes what a name runs.",
+       "A function named like a program (`git() { ...; }`) shadows it for the rest of the "
+       "string.", bad="ls() { rm -rf .; }; ls", good="ls"),
+    _r("RF121", "trap", "`trap` installs code that runs later.",
+       "A trap handler runs on signals or at exit, outside the visible command flow.",
+       bad="trap 'rm -rf /tmp/x' EXIT", good="rm -rf /tmp/x"),
+    _r("RF122", "exec-affecting-assignment", "An assignment changes what programs or code run.",
+       "PATH, LD_*, BASH_ENV/ENV, IFS, *_COMMAND, GIT_* execution settings, PAGER/EDITOR, "
+       "PYTHONPATH/PYTHONSTARTUP, NODE_OPTIONS, PERL5OPT, RUBYOPT, JAVA_TOOL_OPTIONS, HOME "
+       "and similar variables decide which binary or code runs, whether written as a "
+       "prefix, with `export`, or through `env`.",
+       bad="PATH=/tmp/evil:$PATH git status", good="LANG=C git status"),
+    _r("RF123", "privilege-escalation", "The command runs with other privileges.",
+       "sudo, doas, su, pkexec and run0 cross a privilege boundary; never a standing grant.",
+       bad="sudo apt-get install -y jq", good="apt-get download jq"),
+    _r("RF124", "background-job", "`&` runs a job in the background.",
+       "A background job keeps running after the approved command returns, beyond what was "
+       "seen and recorded.", bad="python3 -m http.server &", good="python3 -m http.server"),
+    _r("RF125", "coproc", "`coproc` starts an asynchronous co-process.",
+       "A co-process runs beside the shell, wired to file descriptors.",
+       bad="coproc cat", good="cat notes.txt"),
+    _r("RF126", "detached-process", "The command detaches from the session.",
+       "`setsid` and `disown` let a process outlive the approved run.",
+       bad="setsid ./server", good="./server"),
+    _r("RF127", "dynamic-subcommand", "A multiplexer's subcommand is decided at run time.",
+       "For git, docker, kubectl, npm and the like the subcommand is part of the key "
+       "(`git push` is not `git status`). If it comes from an expansion, the key is unknown.",
+       bad="git $ACTION origin main", good="git push origin main"),
+    _r("RF128", "command-lookup-change", "The command changes how names are looked up.",
+       "`enable -f` loads builtins from a shared object and `hash -p` binds a name to any "
+       "file: later names run something else.",
+       bad="hash -p /tmp/x ls", good="hash -r"),
+)

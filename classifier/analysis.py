@@ -1,0 +1,268 @@
+"""Analysis: unwrap wrappers and launchers, find the effective argv and key.
+
+Input is the IR (``classifier.ir``); output is a list of :class:`Invocation`
+records plus :class:`Fact` records the rules turn into findings. Nothing here
+decides a verdict; it only describes what would run.
+
+Every loop here is iterative: a command like ``xargs xargs xargs ...`` with
+thousands of words must not recurse.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from . import data
+from .ir import Script, Span, Word
+
+# A command name containing one of these after quote removal is not static:
+# bash would expand it (glob, brace) or it came from an expansion.
+DYNAMIC_NAME_CHARS = frozenset("$`{}*?[")
+_ENV_ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    kind: str          # 'wrapper', 'launcher', 'escalation', 'detach', 'coproc', 'env-split',
+                       # 'shell-launcher', 'launched-shell', 'git-exec', 'exec-option',
+                       # 'dynamic-subcommand', 'multiplexer', 'env-assign'
+    span: Span
+    detail: str
+    word: Word | None = None
+
+
+@dataclass(slots=True)
+class Invocation:
+    index: int                    # Script.commands index of the simple command
+    argv: tuple[Word, ...]        # effective argv, program first; () when nothing runs
+    key: str = ""                 # capability key ('' when the program is dynamic / none)
+    subcommand_at: int = 1        # argv index after the multiplexer subcommand words
+    launched_by: str = ""         # 'xargs', 'find', 'watch', 'uv run' ...
+    counts: bool = True           # False: analysed for one-time constructs only
+    facts: list[Fact] = field(default_factory=list)
+    env: list[tuple[str, Word]] = field(default_factory=list)   # env NAME=value
+    name: str = ""                # basename of a static program word ('' if none/dynamic)
+
+    @property
+    def program(self) -> Word | None:
+        return self.argv[0] if self.argv else None
+
+
+    @property
+    def args(self) -> tuple[Word, ...]:
+        return self.argv[1:]
+
+
+def static_name(w: Word) -> bool:
+    v = w.value
+    if v == "[" or v == "[[":         # the test builtins, not a glob
+        return True
+    return w.static and v != "" and not (DYNAMIC_NAME_CHARS & set(v))
+
+
+def skip_options(words: tuple[Word, ...], i: int, spec: data.Opts,
+                 attached_only: frozenset[str] = frozenset()) -> tuple[int, list[tuple[str, Word]]]:
+    """Skip options starting at ``i``. Returns (index of first operand, [(option, word)]).
+
+    Stops at ``--`` (consumed), at ``-`` and at the first non-option word. A
+    dynamic word stops the scan: it might be an option or the program.
+    """
+    seen: list[tuple[str, Word]] = []
+    n = len(words)
+    while i < n:
+        w = words[i]
+        v = w.value
+        if not w.static or not v.startswith("-") or v == "-":
+            break
+        if v == "--":
+            return min(i + 1, n), seen
+        if v.startswith("--"):
+            name = v.split("=", 1)[0]
+            seen.append((name, w))
+            if "=" in v:
+                i += 1
+            elif name in spec.value2:
+                i += 3
+            elif name in spec.value:
+                i += 2
+            else:
+                i += 1
+            continue
+        # short option cluster: -abc, -n5, -oL
+        if v in spec.value and v not in attached_only:
+            seen.append((v, w))
+            i += 2
+            continue
+        consumed_next = False
+        for k in range(1, len(v)):
+            opt = "-" + v[k]
+            seen.append((opt, w))
+            if opt in spec.value:
+                if k == len(v) - 1 and opt not in attached_only:
+                    consumed_next = True
+                break
+        i += 2 if consumed_next else 1
+    return min(i, n), seen
+
+
+def _base(w: Word) -> str:
+    v = w.value
+    if "/" not in v:
+        return v
+    return posixpath.basename(v) or v
+
+
+def _unwrap(words: tuple[Word, ...], facts: list[Fact],
+            env: list[tuple[str, Word]]) -> tuple[Word, ...]:
+    """Peel transparent wrappers; return the effective argv (program first)."""
+    i, n = 0, len(words)
+    while i < n:
+        w = words[i]
+        if not static_name(w):
+            return words[i:]
+        name = _base(w)
+        spec = data.WRAPPERS.get(name)
+        if spec is None:
+            return words[i:]
+        j, seen = skip_options(words, i + 1, spec.opts)
+        if any(opt in spec.stop_opts for opt, _ in seen):
+            return words[i:]
+        if name == "env":
+            for opt, ow in seen:
+                if opt in ("-S", "--split-string"):
+                    facts.append(Fact("env-split", ow.span, opt, ow))
+            while j < n and words[j].static and _ENV_ASSIGN.match(words[j].value):
+                nm, _, _ = words[j].value.partition("=")
+                env.append((nm, words[j]))
+                j += 1
+        j += spec.positionals
+        if j >= n:
+            # `env` alone prints the environment; `sudo` alone is still sudo;
+            # `exec`/`time`/`nohup` alone run nothing.
+            if name in ("exec", "time", "command", "builtin", "nohup", "coproc"):
+                if spec.fact:
+                    facts.append(Fact(spec.fact, w.span, name, w))
+                return ()
+            return words[i:]
+        if spec.fact:
+            facts.append(Fact(spec.fact, w.span, name, w))
+        facts.append(Fact("wrapper", w.span, name, w))
+        i = j
+    return ()
+
+
+def _multiplexer_key(inv: Invocation) -> None:
+    argv = inv.argv
+    prog = argv[0]
+    name = inv.name
+    row = data.MULTIPLEXERS.get(data.MULTIPLEXER_ALIASES.get(name, name))
+    if row is None:
+        return
+    j, seen = skip_options(argv, 1, row.opts)
+    for opt, ow in seen:
+        if opt in row.exec_opts:
+            inv.facts.append(Fact("git-exec" if name == "git" else "exec-option", ow.span, opt, ow))
+    while row.plus_skip and j < len(argv) and argv[j].static and argv[j].value.startswith("+"):
+        j += 1
+    subs: list[str] = []
+    while j < len(argv) and len(subs) < row.levels:
+        w = argv[j]
+        if not w.static:
+            if not subs:
+                inv.facts.append(Fact("dynamic-subcommand", w.span, name, w))
+            break
+        if not data.SUBCOMMAND_WORD.fullmatch(w.value):
+            break
+        if subs and row.groups is not None and subs[0] not in row.groups:
+            break
+        subs.append(w.value)
+        j += 1
+    inv.subcommand_at = j
+    if subs:
+        inv.key = " ".join([prog.value, *subs])
+        inv.facts.append(Fact("multiplexer", (prog.span[0], argv[j - 1].span[1]), inv.key))
+
+
+def _find_execs(inv: Invocation, out: list) -> None:
+    argv = inv.argv
+    i, n = 1, len(argv)
+    while i < n:
+        if argv[i].static and argv[i].value in data.FIND_EXEC:
+            j = i + 1
+            while j < n and not (argv[j].static and argv[j].value in (";", "+")):
+                j += 1
+            if j > i + 1:
+                out.append((argv[i + 1:j], "find", argv[i]))
+            i = j
+        i += 1
+
+
+def analyze(script: Script) -> list[Invocation]:
+    """One Invocation per program that would run (plus launched programs)."""
+    result: list[Invocation] = []
+    for index, cmd in enumerate(script.commands):
+        if cmd.kind == "test":
+            # `[ ... ]` / `[[ ... ]]`: a builtin; non-literal ones become the capability `[`
+            result.append(Invocation(index, cmd.words, cmd.words[0].value, name=cmd.words[0].value))
+            continue
+        if cmd.kind != "simple" or not cmd.words:
+            continue
+        # worklist of (argv, launched_by, counts, launcher word)
+        work: list[tuple[tuple[Word, ...], str, bool, Word | None]] = [(cmd.words, "", True, None)]
+        while work:
+            words, launched_by, counts, lword = work.pop()
+            facts: list[Fact] = []
+            env: list[tuple[str, Word]] = []
+            argv = _unwrap(words, facts, env)
+            name = _base(argv[0]) if argv and static_name(argv[0]) else ""
+            inv = Invocation(index, argv, launched_by=launched_by, counts=counts, facts=facts,
+                             env=env, name=name)
+            if lword is not None:
+                facts.append(Fact("launcher", lword.span, launched_by, lword))
+            result.append(inv)
+            if not argv or not name:
+                continue
+            inv.key = argv[0].value
+            if launched_by in ("xargs", "find") and data.interp_for(name):
+                facts.append(Fact("launched-shell", argv[0].span, name, argv[0]))
+            if name == "xargs":
+                j, _ = skip_options(argv, 1, data.XARGS_OPTS, data.XARGS_ATTACHED_ONLY)
+                if j < len(argv):
+                    # xargs itself only launches: the capability is what it runs
+                    inv.counts = False
+                    inv.key = ""
+                    work.append((argv[j:], "xargs", counts, argv[0]))
+                continue
+            if name == "find":
+                launched: list = []
+                _find_execs(inv, launched)
+                for sub, by, w in reversed(launched):
+                    work.append((sub, by, counts, w))
+                continue
+            if name == "watch":
+                j, seen = skip_options(argv, 1, data.WATCH_OPTS)
+                if any(o in data.WATCH_EXEC for o, _ in seen) and j < len(argv):
+                    inv.counts = False
+                    inv.key = ""
+                    work.append((argv[j:], "watch", counts, argv[0]))
+                else:
+                    facts.append(Fact("shell-launcher", argv[0].span, "watch", argv[0]))
+                continue
+            if name in data.SHELL_LAUNCHERS:
+                trig = data.SHELL_LAUNCHERS[name]
+                if trig is None or any(w.static and w.value.split("=")[0] in trig
+                                       for w in argv[1:]):
+                    facts.append(Fact("shell-launcher", argv[0].span, name, argv[0]))
+                if name == "su":
+                    facts.append(Fact("escalation", argv[0].span, name, argv[0]))
+                continue
+            _multiplexer_key(inv)
+            sub = argv[inv.subcommand_at - 1].value if inv.subcommand_at > 1 else ""
+            opts = data.SUB_LAUNCHERS.get((name, sub))
+            if opts is not None:
+                j, _ = skip_options(argv, inv.subcommand_at, opts)
+                if j < len(argv):
+                    work.append((argv[j:], inv.key, False, argv[0]))
+    return result

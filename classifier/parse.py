@@ -1,0 +1,669 @@
+"""The tree-sitter front end: command string -> IR, plus parse-integrity checks.
+
+THE ONLY module that imports tree_sitter. Everything downstream reads
+``classifier.ir``.
+
+tree-sitter-bash never raises, which also means it can be silently wrong: it
+drops bytes it does not understand (the ``-`` in ``python3 - <<EOF``, an
+escaped space, VT/FF/CR, a backslash-newline inside a word). So the front end
+distrusts the tree: it rejects dangerous input before parsing, checks ERROR and
+MISSING nodes, and checks that every non-blank input byte is covered by a
+token. Any doubt becomes a ParseProblem (RF0xx) and the verdict fails closed.
+
+Safety rules for untrusted input:
+  * size and nesting are checked *before* parsing (a cheap bracket pre-scan);
+  * the tree is walked with an explicit stack, never by recursion on depth;
+  * ``str()`` is never called on a tree (it segfaults at deep nesting).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .ir import Assignment, Command, Construct, ParseProblem, Redirect, Script, Word
+from .words import (BRACE_EXPANSION, GLOB_CHARS, decode_ansi_c, live_substitution_in_double,
+                    unquote_double, unquote_plain)
+
+MAX_BYTES = 64 * 1024
+MAX_DEPTH = 256
+
+_parser = None
+
+
+def _get_parser():
+    # Created once, lazily: importing and building the parser is the costly part.
+    global _parser
+    if _parser is None:
+        import tree_sitter
+        import tree_sitter_bash
+
+        _parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return _parser
+
+
+# --- pre-scan: reject before tree-sitter ever sees the input -----------------
+
+# C0 controls except TAB and LF, DEL, C1 controls, and invisible format
+# characters (zero-width, bidi overrides: "trojan source" tricks that make the
+# text a person approves differ from what runs).
+_CONTROL = re.compile("[\x01-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+                      "\u2066-\u2069\ufeff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_BRACKETS = re.compile(r"[(){}\[\]]")
+_OPEN = frozenset("({[")
+
+
+def prescan(command: str) -> list[ParseProblem]:
+    whole = (0, len(command))
+    if len(command) > MAX_BYTES or len(command.encode("utf-8", "surrogatepass")) > MAX_BYTES:
+        return [ParseProblem("RF009", f"input is larger than {MAX_BYTES // 1024} KiB", whole)]
+    problems: list[ParseProblem] = []
+    m = _SURROGATE.search(command)
+    if m:
+        problems.append(ParseProblem("RF008", "input is not valid UTF-8 "
+                                     "(lone surrogate / undecodable byte)", (m.start(), m.end())))
+    i = command.find("\0")
+    if i >= 0:
+        problems.append(ParseProblem("RF006", "input contains a NUL byte", (i, i + 1)))
+    m = _CONTROL.search(command)
+    if m:
+        problems.append(ParseProblem(
+            "RF007", f"input contains control or invisible character U+{ord(m.group()):04X}",
+            (m.start(), m.end())))
+    depth = deepest = 0
+    for m in _BRACKETS.finditer(command):
+        if m.group() in _OPEN:
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_DEPTH:
+                    problems.append(ParseProblem(
+                        "RF010", f"nesting deeper than {MAX_DEPTH} levels", (m.start(), m.end())))
+                    break
+        elif depth:
+            depth -= 1
+    return problems
+
+
+# --- byte -> character offsets ------------------------------------------------
+
+def _char_map(data: bytes, text: str):
+    if len(data) == len(text):          # ASCII: offsets agree
+        return None
+    table = [0] * (len(data) + 1)
+    b = 0
+    for c, ch in enumerate(text):
+        n = len(ch.encode("utf-8"))
+        for k in range(n):
+            table[b + k] = c
+        b += n
+    table[b] = len(text)
+    return table
+
+
+# Node kinds that are statements (walked as structure).
+_CONTAINERS = frozenset({
+    "program", "list", "subshell", "do_group", "if_statement", "elif_clause",
+    "else_clause", "while_statement", "negated_command", "case_statement",
+})
+_WORDISH = frozenset({
+    "word", "string", "raw_string", "ansi_c_string", "translated_string", "concatenation",
+    "simple_expansion", "expansion", "arithmetic_expansion", "command_substitution",
+    "process_substitution", "number", "extglob_pattern", "brace_expression", "regex",
+    "test_operator", "variable_name", "special_variable_name", "array",
+})
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_SUBST = frozenset({"command_substitution", "process_substitution"})
+_DYNAMIC = frozenset({"simple_expansion", "expansion", "arithmetic_expansion"})
+_DECL_KINDS = frozenset({"declaration_command"})
+
+
+class _Front:
+    """One parse. Holds the byte buffer, offset map and output lists."""
+
+    def __init__(self, command: str, data: bytes) -> None:
+        self.text = command
+        self.data = data
+        self.cmap = _char_map(data, command)
+        self.script = Script(command)
+        self.cov: list[tuple[int, int, bool]] = []   # covered byte ranges (start, end, wordish)
+        self.stack: list = []
+
+    # -- helpers --
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        m = self.cmap
+        return (start, end) if m is None else (m[start], m[end])
+
+    def nspan(self, node) -> tuple[int, int]:
+        return self.span(node.start_byte, node.end_byte)
+
+    def src(self, node) -> str:
+        return self.data[node.start_byte:node.end_byte].decode("utf-8")
+
+    def problem(self, code: str, message: str, node, span=None) -> None:
+        self.script.problems.append(ParseProblem(code, message, span or self.nspan(node)))
+
+    def cover(self, node, wordish: bool = False) -> None:
+        self.cov.append((node.start_byte, node.end_byte, wordish))
+
+    def push_subst(self, node, depth: int) -> None:
+        kind = "command-substitution" if node.type == "command_substitution" else \
+            "process-substitution"
+        self.script.constructs.append(Construct(kind, self.nspan(node), self.src(node)))
+        for child in node.children:
+            if child.type in _REDIRECTS:          # $(< file)
+                self._orphan_redirect(child, depth, True)
+            elif child.is_named:
+                self.stack.append((child, depth + 1, None, 1, True, ()))
+            else:
+                self.cover(child)
+
+    # -- words --
+    def word(self, node, depth: int, in_subst: bool) -> Word:
+        """Build one Word. Recurses only through word structure (bounded by the pre-scan)."""
+        if node.type == "word" or node.type == "number":
+            # fast path: a plain unquoted token (most words)
+            start, end = node.start_byte, node.end_byte
+            self.cov.append((start, end, True))
+            raw = self.data[start:end].decode("utf-8")
+            value, esc, m = unquote_plain(raw)
+            glob = ("*" in m or "?" in m or "[" in m or
+                    ("{" in m and BRACE_EXPANSION.search(m) is not None))
+            return Word(value, raw, self.span(start, end), False, glob, esc, False)
+        parts: list[str] = []
+        flags = {"dyn": False, "glob": False, "quoted": False, "subst": False}
+        mask: list[str] = []
+        self._word_parts(node, depth, parts, mask, flags)
+        value = "".join(parts)
+        glob = flags["glob"]
+        if not glob:
+            m = "".join(mask)
+            glob = any(c in GLOB_CHARS for c in m) or bool(BRACE_EXPANSION.search(m))
+        return Word(value, self.src(node), self.nspan(node), flags["dyn"] or flags["subst"],
+                    glob, flags["quoted"], flags["subst"])
+
+    def _word_parts(self, node, depth, parts, mask, flags) -> None:
+        t = node.type
+        if t == "word" or t == "number" or t == "variable_name" or t == "test_operator":
+            self.cover(node, True)
+            v, esc, m = unquote_plain(self.src(node))
+            parts.append(v)
+            mask.append(m)
+            if esc:
+                flags["quoted"] = True
+        elif t == "raw_string":
+            self.cover(node, True)
+            parts.append(self.src(node)[1:-1])
+            mask.append("\0")
+            flags["quoted"] = True
+        elif t == "ansi_c_string":
+            self.cover(node, True)
+            parts.append(decode_ansi_c(self.src(node)[2:-1]))
+            mask.append("\0")
+            flags["quoted"] = True
+        elif t == "string":
+            # The whole string counts as covered: tree-sitter leaves newlines and
+            # escapes between string_content tokens, and the static value is
+            # computed from the raw text between the quotes, not from tokens.
+            self.cover(node, True)
+            flags["quoted"] = True
+            mask.append("\0")
+            inner = self.src(node)[1:-1]
+            live = False
+            for child in node.children:
+                ct = child.type
+                if ct in _SUBST:
+                    live = True
+                    flags["subst"] = True
+                    self.push_subst(child, depth)
+                elif ct in _DYNAMIC:
+                    flags["dyn"] = True
+                    live |= self._scan_dynamic(child, depth, flags)
+                elif ct == "string_content" or not child.is_named:
+                    pass
+                else:
+                    self.problem("RF005", f"unexpected {ct} inside a double-quoted string", child)
+            if live_substitution_in_double(inner) and not live:
+                self.problem("RF005", "a substitution inside double quotes was not parsed", node)
+            parts.append(inner if (flags["dyn"] or flags["subst"]) else unquote_double(inner))
+        elif t == "translated_string":
+            for child in node.children:
+                if child.is_named:
+                    self._word_parts(child, depth, parts, mask, flags)
+                else:
+                    self.cover(child)
+        elif t == "concatenation":
+            for child in node.children:
+                if child.is_named:
+                    self._word_parts(child, depth, parts, mask, flags)
+                else:
+                    # anonymous pieces: a literal '$' (`a$`), or backticks (r``m)
+                    self.cover(child, True)
+                    s = self.src(child)
+                    if "`" in s:
+                        flags["subst"] = True
+                        self.script.constructs.append(
+                            Construct("command-substitution", self.nspan(child), s))
+                    parts.append(s)
+                    mask.append(s)
+        elif t in _SUBST:
+            flags["subst"] = True
+            parts.append(self.src(node))
+            mask.append("\0")
+            self.push_subst(node, depth)
+        elif t in _DYNAMIC:
+            flags["dyn"] = True
+            parts.append(self.src(node))
+            mask.append("\0")
+            self._scan_dynamic(node, depth, flags)
+        elif t == "extglob_pattern" or t == "regex":
+            self.cover(node, True)
+            parts.append(self.src(node))
+            mask.append(self.src(node))
+            flags["glob"] = True
+        elif t == "brace_expression":
+            self._scan_dynamic(node, depth, flags)
+            parts.append(self.src(node))
+            mask.append("\0")
+            flags["glob"] = True
+        elif t == "special_variable_name" or t == "array":
+            flags["dyn"] = True
+            parts.append(self.src(node))
+            mask.append("\0")
+            self._scan_dynamic(node, depth, flags)
+        else:
+            self.cover(node)
+            self.problem("RF005", f"unexpected {t} in a word", node)
+            parts.append(self.src(node))
+            flags["dyn"] = True
+
+    def _scan_dynamic(self, node, depth, flags) -> bool:
+        """Cover an expansion's tokens; queue any substitution inside it."""
+        found = False
+        todo = [node]
+        while todo:
+            n = todo.pop()
+            if n.type in _SUBST:
+                found = True
+                flags["subst"] = True
+                self.push_subst(n, depth)
+            elif n.child_count == 0:
+                self.cover(n, n.is_named)
+            elif n.type == "string":
+                self.cover(n, True)
+                todo.extend(n.children)
+            else:
+                todo.extend(n.children)
+        return found
+
+    # -- statements --
+    def run(self, root) -> None:
+        stack = self.stack
+        stack.append((root, 0, None, 1, False, ()))
+        while stack:
+            node, depth, stage, stages, in_subst, outer = stack.pop()
+            if depth > MAX_DEPTH:
+                self.problem("RF010", f"nesting deeper than {MAX_DEPTH} levels", node)
+                return
+            self.statement(node, depth, stage, stages, in_subst, outer)
+
+    def _push_children(self, node, depth, in_subst) -> None:
+        """Queue a container's statements in source order; note '&' jobs."""
+        children = node.children
+        prev = None
+        queued = []
+        for child in children:
+            if child.is_named:
+                if child.type in _WORDISH:
+                    self.word(child, depth, in_subst)
+                elif child.type in _REDIRECTS:
+                    self._orphan_redirect(child, depth, in_subst)
+                else:
+                    queued.append((child, depth, None, 1, in_subst, ()))
+                prev = child
+            else:
+                self.cover(child)
+                if child.type == "&" and prev is not None:
+                    self.script.constructs.append(Construct(
+                        "background", self.span(prev.start_byte, child.end_byte),
+                        self.data[prev.start_byte:child.end_byte].decode("utf-8")))
+        self.stack.extend(reversed(queued))
+
+    def statement(self, node, depth, stage, stages, in_subst, outer=()) -> None:
+        t = node.type
+        if t == "command":
+            self.command(node, depth, stage, stages, in_subst, outer)
+        elif t == "pipeline":
+            # `a | b > f`: tree-sitter hangs the redirect on the whole pipeline; bash
+            # binds it to the last stage, so `outer` goes to the last stage.
+            stmts = [c for c in node.children if c.is_named]
+            for c in node.children:
+                if not c.is_named:
+                    self.cover(c)
+            n = len(stmts)
+            self.stack.extend((c, depth, i, n, in_subst, outer if i == n - 1 else ())
+                              for i, c in reversed(list(enumerate(stmts))))
+        elif outer:
+            self.stack.append((node, depth, stage, stages, in_subst, ()))
+            for r in outer:
+                self._orphan_redirect(r, depth, in_subst)
+        elif t in _CONTAINERS:
+            self._push_children(node, depth + (t != "list" and t != "program"), in_subst)
+        elif t == "redirected_statement":
+            self.redirected(node, depth, stage, stages, in_subst)
+        elif t == "compound_statement":
+            first = node.children[0] if node.child_count else None
+            if first is not None and first.type == "((":
+                self.arith(node, depth, in_subst)
+            else:
+                self._push_children(node, depth + 1, in_subst)
+        elif t == "for_statement":
+            # 'for x in WORDS; do ..' : the loop variable is a name, the list is words
+            for child in node.children:
+                if child.type == "variable_name":
+                    self.cover(child, True)
+                elif child.is_named and child.type in _WORDISH:
+                    self.word(child, depth, in_subst)
+                elif child.is_named:
+                    self.stack.append((child, depth + 1, None, 1, in_subst, ()))
+                else:
+                    self.cover(child)
+        elif t == "c_style_for_statement":
+            for child in node.children:
+                if child.type == "do_group" or child.type == "compound_statement":
+                    self.stack.append((child, depth + 1, None, 1, in_subst, ()))
+                else:
+                    self._scan_dynamic(child, depth, {"subst": False})
+            self.script.commands.append(Command("arith", (), (), self.nspan(node), None, 1, in_subst))
+        elif t == "case_item":
+            seen_paren = False
+            queued = []
+            for child in node.children:
+                if not child.is_named:
+                    self.cover(child)
+                    if child.type == ")":
+                        seen_paren = True
+                elif not seen_paren:
+                    self.word(child, depth, in_subst)
+                else:
+                    queued.append((child, depth, None, 1, in_subst, ()))
+            self.stack.extend(reversed(queued))
+        elif t == "function_definition":
+            name = node.child_by_field_name("name")
+            self.script.constructs.append(Construct(
+                "function", self.nspan(node), self.src(name) if name is not None else ""))
+            for child in node.children:
+                if not child.is_named or (name is not None and child.id == name.id):
+                    self.cover(child, child.is_named)
+                elif child.type in _REDIRECTS:
+                    self._orphan_redirect(child, depth, in_subst)
+                else:
+                    self.stack.append((child, depth + 1, None, 1, in_subst, ()))
+        elif t == "variable_assignment" or t == "variable_assignments":
+            assigns = [node] if t == "variable_assignment" else \
+                [c for c in node.children if c.type == "variable_assignment"]
+            out = tuple(self.assignment(a, depth, in_subst) for a in assigns)
+            self.script.commands.append(Command("assign", (), out, self.nspan(node), stage, stages,
+                                                in_subst))
+        elif t == "declaration_command" or t == "unset_command":
+            self.declaration(node, depth, stage, stages, in_subst)
+        elif t == "test_command":
+            words: list[Word] = []
+            todo = [node]
+            while todo:
+                n = todo.pop()
+                if n.is_named and n.type in _WORDISH:
+                    words.append(self.word(n, depth, in_subst))
+                elif n.child_count == 0:
+                    self.cover(n, n.is_named)
+                    words.append(Word(self.src(n), self.src(n), self.nspan(n)))
+                else:
+                    todo.extend(reversed(n.children))
+            self.script.commands.append(Command("test", tuple(words), (), self.nspan(node),
+                                                stage, stages, in_subst))
+        elif t == "comment":
+            self.cover(node)
+            self.script.constructs.append(Construct("comment", self.nspan(node), self.src(node)))
+        else:
+            self.cover(node)
+            self.problem("RF005", f"the classifier does not understand `{t}`", node)
+
+    def arith(self, node, depth, in_subst) -> None:
+        self._scan_dynamic(node, depth, {"subst": False})
+        self.script.commands.append(Command("arith", (), (), self.nspan(node), None, 1, in_subst))
+
+    def assignment(self, node, depth, in_subst) -> Assignment:
+        name = ""
+        value = None
+        append = False
+        for child in node.children:
+            if child.type == "variable_name" and not name:
+                self.cover(child, True)
+                name = self.src(child)
+            elif child.type == "subscript" and not name:
+                self._scan_dynamic(child, depth, {"subst": False})
+                name = self.src(child)
+            elif not child.is_named:
+                self.cover(child)
+                append |= child.type == "+="
+            else:
+                value = self.word(child, depth, in_subst)
+        return Assignment(name, value, self.nspan(node), append)
+
+    def declaration(self, node, depth, stage, stages, in_subst) -> None:
+        words: list[Word] = []
+        assigns: list[Assignment] = []
+        for child in node.children:
+            if child.type == "variable_assignment":
+                assigns.append(self.assignment(child, depth, in_subst))
+            elif not child.is_named:
+                self.cover(child, True)
+                words.append(Word(self.src(child), self.src(child), self.nspan(child)))
+            elif child.type in _WORDISH:
+                words.append(self.word(child, depth, in_subst))
+            else:
+                self.cover(child)
+                self.problem("RF005", f"unexpected {child.type} in a declaration", child)
+        self.script.commands.append(Command("declaration" if node.type == "declaration_command"
+                                            else "unset", tuple(words), tuple(assigns),
+                                            self.nspan(node), stage, stages, in_subst))
+
+    def command(self, node, depth, stage, stages, in_subst, outer=()) -> int:
+        """Lower a simple command; ``outer`` are redirect nodes of an enclosing
+        redirected_statement. Only statements append commands, so the index is stable."""
+        words: list[Word] = []
+        assigns: list[Assignment] = []
+        redirs = []
+        pending_dollar = None
+        for child in node.children:
+            t = child.type
+            if t == "variable_assignment":
+                assigns.append(self.assignment(child, depth, in_subst))
+            elif t == "command_name":
+                for sub in child.children:
+                    words.append(self.word(sub, depth, in_subst))
+            elif t in _REDIRECTS:
+                redirs.append(child)
+            elif child.is_named and t in _WORDISH:
+                w = self.word(child, depth, in_subst)
+                if pending_dollar is not None and pending_dollar.end_byte == child.start_byte \
+                        and t == "string":
+                    # $"..." (a translated string) arrives as '$' + string
+                    words[-1] = Word(w.value, "$" + w.raw, (words[-1].span[0], w.span[1]),
+                                     w.dynamic, w.glob, True, w.subst)
+                else:
+                    words.append(w)
+                pending_dollar = None
+            elif not child.is_named:
+                self.cover(child, True)
+                s = self.src(child)
+                words.append(Word(s, s, self.nspan(child), False, False, False, "`" in s))
+                pending_dollar = child if s == "$" else None
+            else:
+                self.cover(child)
+                self.problem("RF005", f"unexpected {t} in a command", child)
+        index = len(self.script.commands)
+        extra: list[Word] = []
+        for r in redirs:
+            extra.extend(self.redirect(r, index, depth, in_subst))
+        for r in outer:
+            extra.extend(self.redirect(r, index, depth, in_subst))
+        if extra:
+            # tree-sitter hangs words that follow a redirection (`cmd 2>/dev/null -x y`)
+            # under the redirect node; to bash they are more arguments of the command.
+            words = sorted(words + extra, key=lambda w: w.span[0])
+        self.script.commands.append(Command("simple", tuple(words), tuple(assigns),
+                                            self.nspan(node), stage, stages, in_subst))
+        return index
+
+    def redirected(self, node, depth, stage, stages, in_subst) -> None:
+        body = node.child_by_field_name("body")
+        outer = []
+        for child in node.children:
+            if body is not None and child.id == body.id:
+                continue
+            if child.type in _REDIRECTS:
+                outer.append(child)
+            elif not child.is_named:
+                self.cover(child)
+            else:
+                self.cover(child)
+                self.problem("RF005", f"unexpected {child.type} after a redirection", child)
+        if body is None:
+            for r in outer:
+                self._orphan_redirect(r, depth, in_subst)
+        elif body.type == "command":
+            self.command(body, depth, stage, stages, in_subst, outer)
+        else:
+            self.stack.append((body, depth, stage, stages, in_subst, tuple(outer)))
+
+    def redirect(self, node, owner, depth, in_subst) -> list[Word]:
+        """Record one redirect; return words tree-sitter attached after its target."""
+        t = node.type
+        op = ""
+        fd = None
+        target = None
+        quoted = False
+        body = ""
+        extra: list[Word] = []
+        for child in node.children:
+            ct = child.type
+            if ct == "file_descriptor":
+                self.cover(child, True)
+                fd = int(self.src(child)) if self.src(child).isdigit() else None
+            elif not child.is_named:
+                self.cover(child)
+                op = op or ct
+            elif ct == "heredoc_start":
+                self.cover(child, True)
+                delim = self.src(child)
+                quoted = any(q in delim for q in "'\"\\")
+            elif ct == "heredoc_body":
+                self.cover(child)
+                body = self.src(child)
+            elif ct == "heredoc_end":
+                self.cover(child)
+            elif ct in _REDIRECTS:
+                # `cat <<'EOF' > out`: tree-sitter nests the second redirect
+                extra.extend(self.redirect(child, owner, depth, in_subst))
+            elif ct in _WORDISH:
+                if target is None:
+                    target = self.word(child, depth, in_subst)
+                else:
+                    extra.append(self.word(child, depth, in_subst))
+            else:
+                # A heredoc line's continuation (`cat <<EOF | sh`) hangs off the
+                # redirect in tree-sitter's tree; its leading '|' makes it a
+                # later pipeline stage.
+                if ct == "pipeline":
+                    self._heredoc_pipeline(child, depth, in_subst)
+                else:
+                    self.stack.append((child, depth, None, 1, in_subst, ()))
+        if t == "heredoc_redirect":
+            op = op or "<<"
+            self.script.constructs.append(Construct("heredoc", self.nspan(node), body))
+        elif t == "herestring_redirect":
+            op = "<<<"
+            self.script.constructs.append(Construct("here-string", self.nspan(node),
+                                                    self.src(node)))
+        self.script.redirects.append(Redirect(op, fd, target, self.nspan(node), owner,
+                                              quoted, body))
+        return extra
+
+    def _orphan_redirect(self, node, depth, in_subst) -> None:
+        for w in self.redirect(node, None, depth, in_subst):
+            self.problem("RF005", f"unexpected word `{w.raw}` after a redirection", None, w.span)
+
+    def _heredoc_pipeline(self, node, depth, in_subst) -> None:
+        # Every statement of a `| a | b` continuation is a non-first pipeline stage.
+        stmts = [c for c in node.children if c.is_named]
+        for c in node.children:
+            if not c.is_named:
+                self.cover(c)
+        n = len(stmts) + 1
+        self.stack.extend((c, depth, i + 1, n, in_subst, ())
+                          for i, c in reversed(list(enumerate(stmts))))
+
+    # -- integrity --
+    def check_coverage(self) -> None:
+        """Every non-blank byte must belong to some token (fail closed otherwise)."""
+        data = self.data
+        cov = sorted(self.cov)
+        pos = 0
+        prev_wordish = False
+        for start, end, wordish in cov:
+            if start > pos:
+                # fast path: plain blanks (CR/VT/FF never get here: pre-scan)
+                if not data[pos:start].isspace():
+                    self._gap(pos, start, prev_wordish, wordish)
+            if end > pos:
+                pos = end
+                prev_wordish = wordish
+        if pos < len(data):
+            self._gap(pos, len(data), prev_wordish, False)
+
+    def _gap(self, start: int, end: int, left_word: bool, right_word: bool) -> None:
+        gap = self.data[start:end]
+        rest = gap.replace(b"\\\n", b"")
+        stripped = rest.strip(b" \t\n")
+        if stripped:
+            off = start + gap.index(stripped[:1])
+            ch = chr(self.data[off]) if self.data[off] < 128 else "non-ASCII byte"
+            self.script.problems.append(ParseProblem(
+                "RF002", f"the parser dropped input `{ch}` at offset {off}: no token covers it",
+                self.span(off, off + 1)))
+        elif rest == b"" and gap and left_word and right_word:
+            # `ec\<newline>ho`: bash joins the halves into one word; tree-sitter splits it
+            self.script.problems.append(ParseProblem(
+                "RF002", "a backslash-newline inside a word was split by the parser",
+                self.span(start, end)))
+
+
+def _first_error(root):
+    todo = [root]
+    while todo:
+        n = todo.pop()
+        if n.is_error or n.is_missing:
+            return n
+        if n.has_error:
+            todo.extend(reversed(n.children))
+    return root
+
+
+def parse(command: str) -> Script:
+    """Parse one command string into the IR. Never raises on any ``str``."""
+    problems = prescan(command)
+    if problems:
+        return Script(command, problems=problems)
+    data = command.encode("utf-8")
+    tree = _get_parser().parse(data)
+    root = tree.root_node
+    front = _Front(command, data)
+    if root.has_error:
+        bad = _first_error(root)
+        what = "missing " + bad.type if bad.is_missing else "syntax error"
+        front.problem("RF001", f"the command does not parse ({what})", bad)
+        return front.script
+    front.run(root)
+    front.check_coverage()
+    return front.script

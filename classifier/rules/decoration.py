@@ -1,0 +1,243 @@
+"""RF3xx: harmless decoration, stripped from the verdict (each with a code).
+
+This family also *marks* what it strips (helper commands, filter stages,
+decorative redirects) on the Context, so the capability family does not turn
+them into capabilities and the one-time family does not count a decorative
+redirect as a file write.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from .. import data
+from ..analysis import Invocation, skip_options
+from ..embedded import OK, awk_program, sed_script
+from ..ir import Command, Redirect, Word
+from . import Context, Hit
+
+
+# --- redirects ---------------------------------------------------------------
+
+def _is_fd(w: Word | None) -> bool:
+    return w is not None and w.static and w.value.isdigit()
+
+
+def _redirect_kind(r: Redirect) -> str:
+    """'dup', 'close', 'null', 'std' or '' (not decoration)."""
+    if r.op in (">&-", "<&-") or (r.op in (">&", "<&") and r.target is not None
+                                   and r.target.static and r.target.value == "-"):
+        return "close"
+    if r.op in (">&", "<&") and _is_fd(r.target):
+        return "dup"
+    t = r.target
+    if t is None or not t.static:
+        return ""
+    if t.value == "/dev/null" and r.op in (">", ">>", "<", "&>", "&>>", ">|"):
+        return "null"
+    if t.value in data.STD_STREAMS and r.op in (">", ">>", "&>", "&>>", ">|"):
+        return "std"
+    return ""
+
+
+def _redirect_hits(ctx: Context, kind: str, what: str) -> Iterable[Hit]:
+    for i, r in enumerate(ctx.script.redirects):
+        if _redirect_kind(r) == kind:
+            ctx.decorated_redirects.add(i)
+            yield r.span, what
+
+
+def fd_duplication(ctx: Context) -> Iterable[Hit]:
+    return _redirect_hits(ctx, "dup", "file-descriptor duplication")
+
+
+def fd_close(ctx: Context) -> Iterable[Hit]:
+    return _redirect_hits(ctx, "close", "file-descriptor close")
+
+
+def dev_null(ctx: Context) -> Iterable[Hit]:
+    return _redirect_hits(ctx, "null", "redirection to or from /dev/null")
+
+
+def std_stream(ctx: Context) -> Iterable[Hit]:
+    return _redirect_hits(ctx, "std", "output to /dev/stdout or /dev/stderr")
+
+
+# --- helper commands -----------------------------------------------------------
+
+def _set_ok(args: tuple[Word, ...]) -> bool:
+    i, n = 0, len(args)
+    while i < n:
+        v = args[i].value
+        if v in ("-o", "+o"):
+            if i + 1 >= n or args[i + 1].value not in data.SET_OK_OPTIONS:
+                return False
+            i += 2
+            continue
+        if len(v) < 2 or v[0] not in "-+":
+            return False
+        letters = v[1:]
+        if letters.endswith("o"):            # -euo pipefail
+            if i + 1 >= n or args[i + 1].value not in data.SET_OK_OPTIONS:
+                return False
+            letters = letters[:-1]
+            i += 1
+        if not set(letters) <= data.SET_OK_LETTERS:
+            return False
+        i += 1
+    return True
+
+
+def _helper_args_ok(name: str, args: tuple[Word, ...]) -> bool:
+    if name == "exit":
+        return len(args) <= 1 and all(data.EXIT_ARG.fullmatch(a.value) for a in args)
+    if name == "sleep":
+        return bool(args) and all(data.SLEEP_ARG.fullmatch(a.value) for a in args)
+    if name == "set":
+        return _set_ok(args)
+    if name == "[":
+        return bool(args) and args[-1].value == "]"
+    return True
+
+
+def _main_invocation(ctx: Context, index: int) -> Invocation | None:
+    found = None
+    for inv in ctx.invocations:
+        if inv.index == index:
+            if found is not None or inv.launched_by or inv.facts:
+                return None
+            found = inv
+    return found
+
+
+def _is_helper(ctx: Context, index: int, cmd: Command) -> bool:
+    if cmd.kind in ("assign", "declaration", "unset"):
+        # runs no program; values with a substitution are reported by RF101 instead
+        return not any(a.value is not None and a.value.subst for a in cmd.assignments) and \
+            not any(w.subst for w in cmd.words)
+    if cmd.kind == "arith":
+        return True
+    if not all(w.static for w in cmd.words):
+        # A helper must be fully literal: `echo $HOME` prints the environment
+        # (possibly a secret) and `cd $dir` goes somewhere decided at run time.
+        return False
+    if cmd.kind == "test":
+        return True
+    inv = _main_invocation(ctx, index)
+    if inv is None or len(inv.argv) != len(cmd.words) or cmd.assignments:
+        return False
+    name = inv.argv[0].value                   # exact: `/bin/echo` is a program, not a helper
+    return name in data.HELPERS and _helper_args_ok(name, inv.argv[1:])
+
+
+def helper_command(ctx: Context) -> Iterable[Hit]:
+    for index, cmd in enumerate(ctx.script.commands):
+        if _is_helper(ctx, index, cmd):
+            ctx.helper_commands.add(index)
+            yield cmd.span, "harmless helper"
+
+
+# --- filter stages ---------------------------------------------------------------
+
+def _filter_args(spec: data.Filter, args: tuple[Word, ...]) -> tuple[bool, list[str], list[str]]:
+    """(acceptable, operands, values of operand_opts) for a filter's arguments.
+
+    GNU tools permute: options may follow operands (`jq -r .a --arg x y`), so
+    options are collected from the whole argument list up to `--`.
+    """
+    if not all(w.static for w in args):
+        return False, [], []
+    operands: list[str] = []
+    values: list[str] = []
+    i, n = 0, len(args)
+    while i < n:
+        j, seen = skip_options(args, i, spec.opts)
+        for opt, w in seen:
+            if opt in spec.deny or (len(opt) == 2 and opt[1] in spec.deny_letters
+                                    and not w.value.startswith("--")):
+                return False, [], []
+            if opt in spec.operand_opts:
+                k = next(x for x in range(i, j) if args[x] is w)
+                v = w.value
+                if v.startswith("--") and "=" in v:
+                    values.append(v.split("=", 1)[1])
+                elif not v.startswith("--") and len(v) > 2:
+                    values.append(v[2:])
+                elif k + 1 < n:
+                    values.append(args[k + 1].value)
+        if j > 0 and args[j - 1].value == "--" and j > i:
+            operands.extend(w.value for w in args[j:])
+            break
+        if j < n:
+            operands.append(args[j].value)
+        i = j + 1
+    return True, operands, values
+
+
+def _pure_filter(ctx: Context, index: int, cmd: Command) -> bool:
+    if cmd.kind != "simple" or not cmd.stage or cmd.assignments or not cmd.words:
+        return False
+    inv = _main_invocation(ctx, index)
+    if inv is None or len(inv.argv) != len(cmd.words):
+        return False
+    prog = inv.argv[0].value
+    spec = data.FILTERS.get(data.FILTER_ALIASES.get(prog, prog))
+    if spec is None:
+        return False
+    for i, r in enumerate(ctx.script.redirects):
+        if r.owner == index and i not in ctx.decorated_redirects:
+            return False                      # `| grep x < file` reads a file
+    ok, operands, values = _filter_args(spec, inv.argv[1:])
+    if not ok:
+        return False
+    if spec.checker == "tee":
+        return all(o in data.TEE_SINKS for o in operands)
+    allowed = spec.operands - (1 if values and spec.operand_opts else 0)
+    if len(operands) > allowed:
+        return False                          # file operands: it reads files, not stdin
+    if spec.checker == "sed":
+        scripts = values + operands[:1]
+        return bool(scripts) and all(sed_script(s) == OK for s in scripts)
+    if spec.checker == "awk":
+        return bool(operands) and awk_program(operands[0]) == OK
+    return True
+
+
+def _pipe_start(source: str, start: int) -> int:
+    """Extend a stage's span left over whitespace to its `|` (or `|&`)."""
+    i = start - 1
+    while i >= 0 and source[i] in " \t\n\\":
+        i -= 1
+    if i >= 0 and source[i] == "&" and i > 0 and source[i - 1] == "|":
+        return i - 1
+    if i >= 0 and source[i] == "|":
+        return i
+    return start
+
+
+def filter_stage(ctx: Context) -> Iterable[Hit]:
+    # Only a NON-FIRST stage reading stdin is decoration: `cat file | jq` keeps
+    # `cat` as a capability (it reads a file); `jq` is stripped.
+    for index, cmd in enumerate(ctx.script.commands):
+        if _pure_filter(ctx, index, cmd):
+            ctx.filter_commands.add(index)
+            yield (_pipe_start(ctx.script.source, cmd.span[0]), cmd.span[1]), \
+                "pure filter pipeline stage"
+
+
+def comment(ctx: Context) -> Iterable[Hit]:
+    for c in ctx.script.constructs:
+        if c.kind == "comment":
+            yield c.span, "comment"
+
+
+# Order matters: redirects first (filters consult them), helpers before filters.
+CHECKS = (
+    ("RF301", fd_duplication),
+    ("RF302", fd_close),
+    ("RF303", dev_null),
+    ("RF304", std_stream),
+    ("RF306", helper_command),
+    ("RF305", filter_stage),
+    ("RF307", comment),
+)

@@ -1,0 +1,405 @@
+"""RF1xx: constructs no standing approval may cover; each forces one-time."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from .. import data
+from ..analysis import Invocation, skip_options
+from ..embedded import EXEC, NAMES, UNKNOWN, awk_program, sed_script
+from ..ir import Word
+from . import Context, Hit
+from .decoration import _is_fd
+
+
+def _constructs(ctx: Context, kind: str, message: str) -> Iterable[Hit]:
+    for c in ctx.script.constructs:
+        if c.kind == kind:
+            yield c.span, message
+
+
+def command_substitution(ctx: Context) -> Iterable[Hit]:
+    return _constructs(ctx, "command-substitution", "command substitution runs a command "
+                       "whose output becomes part of this one")
+
+
+def process_substitution(ctx: Context) -> Iterable[Hit]:
+    return _constructs(ctx, "process-substitution", "process substitution runs a hidden command")
+
+
+def heredoc(ctx: Context) -> Iterable[Hit]:
+    for r in ctx.script.redirects:
+        if r.op in ("<<", "<<-"):
+            yield r.span, "heredoc: an inline document is fed to the command"
+
+
+def here_string(ctx: Context) -> Iterable[Hit]:
+    for r in ctx.script.redirects:
+        if r.op == "<<<":
+            yield r.span, "here-string: inline text is fed to the command"
+
+
+def _network(w: Word | None) -> bool:
+    return w is not None and bool(data.NETWORK_PATH.search(w.raw) or
+                                  data.NETWORK_PATH.search(w.value))
+
+
+def file_write(ctx: Context) -> Iterable[Hit]:
+    for i, r in enumerate(ctx.script.redirects):
+        if i in ctx.decorated_redirects or _network(r.target):
+            continue
+        to_file = r.op == ">&" and not _is_fd(r.target)     # `>& file` writes the file
+        if r.op in data.WRITE_OPS or to_file:
+            target = r.target.raw if r.target is not None else "?"
+            yield r.span, f"redirection writes the file `{target}`"
+
+
+def network_redirect(ctx: Context) -> Iterable[Hit]:
+    for r in ctx.script.redirects:
+        if _network(r.target):
+            yield r.span, "redirection opens a network connection (/dev/tcp, /dev/udp)"
+
+
+# --- shells and interpreters ------------------------------------------------------
+
+def interp_mode(inv: Invocation) -> tuple[str, Word | None]:
+    """How a shell/interpreter gets its program: 'inline', 'stdin', 'script', 'info',
+    'dynamic' (an argument we cannot read could be inline code) or '' (not one)."""
+    argv = inv.argv
+    name = inv.name
+    while name in ("busybox", "toybox") and len(argv) > 1 and argv[1].static:
+        argv = argv[1:]
+        name = argv[0].value
+    found = data.interp_for(name)
+    if found is None:
+        return "", None
+    base, row = found
+    i, n = 1, len(argv)
+    if row.inline_subcommands:                 # deno eval '...'
+        while i < n and argv[i].static and argv[i].value.startswith("-"):
+            i += 1
+        if i >= n:
+            return "stdin", argv[0]
+        if not argv[i].static:
+            return "dynamic", argv[i]
+        return ("inline" if argv[i].value in row.inline_subcommands else "script"), argv[i]
+    while i < n:
+        w = argv[i]
+        if not w.static:
+            return "dynamic", w
+        v = w.value
+        if v == "--":
+            i += 1
+            break
+        if v == "-":
+            return "stdin", w
+        if v in row.info:
+            return "info", w
+        if row.case_insensitive_prefix and v.startswith("-"):
+            low = v.lower()
+            if low in ("-c", "-e", "-ec", "-enc") or any(
+                    p.startswith(low) and len(low) >= 4 for p in row.case_insensitive_prefix):
+                return "inline", w
+            if low in ("-f", "-file"):
+                return "script", w
+            i += 1
+            continue
+        if v.startswith("--"):
+            opt = v.split("=", 1)[0]
+            if opt in row.inline_long:
+                return "inline", w
+            i += 2 if (opt in row.value_long and "=" not in v) else 1
+            continue
+        if v[:1] == "-" or (row.kind == "shell" and v[:1] == "+" and len(v) > 1):
+            letters = v[1:]
+            k = 0
+            consume_next = False
+            while k < len(letters):
+                ch = letters[k]
+                if ch in row.inline_letters and v[0] == "-":
+                    return "inline", w
+                if row.kind == "shell" and ch == "s" and v[0] == "-":
+                    return "stdin", w
+                if ch in row.stop_letters:
+                    return "script", w
+                if ch in row.attached_letters:
+                    break
+                if ch in row.value_letters:
+                    consume_next = k == len(letters) - 1
+                    break
+                k += 1
+                if ch in row.digit_letters:
+                    # perl/ruby -0[octal] or -0xHEX, -l[octal]: the next letter is a switch
+                    digits = "01234567"
+                    if ch == "0" and letters[k:k + 1] == "x":
+                        digits, k = "0123456789abcdefABCDEF", k + 1
+                    while k < len(letters) and letters[k] in digits:
+                        k += 1
+            i += 2 if consume_next else 1
+            continue
+        break
+    if i >= n:
+        return "stdin", argv[0]
+    if not argv[i].static:
+        return "dynamic", argv[i]
+    return ("stdin" if argv[i].value == "-" else "script"), argv[i]
+
+
+def _mode(ctx: Context, inv: Invocation) -> tuple[str, Word | None]:
+    key = id(inv)
+    got = ctx.interp_modes.get(key)
+    if got is None:
+        got = ctx.interp_modes[key] = interp_mode(inv)
+    return got
+
+
+def _interp_hits(ctx: Context, kind: str) -> Iterable[Hit]:
+    for inv in ctx.invocations:
+        mode, w = _mode(ctx, inv)
+        if not mode or w is None:
+            continue
+        found = data.interp_for(inv.name) or ("", data.INTERPRETERS["python"])
+        is_shell = found[1].kind == "shell" or inv.name in ("busybox", "toybox")
+        if is_shell != (kind == "shell"):
+            continue
+        if mode == "inline":
+            yield w.span, f"`{inv.argv[0].value} {w.value}` runs inline code"
+        elif mode == "dynamic":
+            yield w.span, f"`{inv.argv[0].value}` gets an argument decided at run time " \
+                          "that may be inline code"
+
+
+def shell_inline(ctx: Context) -> Iterable[Hit]:
+    return _interp_hits(ctx, "shell")
+
+
+def interpreter_inline(ctx: Context) -> Iterable[Hit]:
+    return _interp_hits(ctx, "interpreter")
+
+
+def stdin_program(ctx: Context) -> Iterable[Hit]:
+    for inv in ctx.invocations:
+        mode, w = _mode(ctx, inv)
+        if mode == "stdin" and w is not None:
+            yield w.span, f"`{inv.argv[0].value}` reads its program from standard input"
+
+
+# --- tools whose options execute code ---------------------------------------------
+
+def _facts(ctx: Context, kind: str, template: str) -> Iterable[Hit]:
+    for inv in ctx.invocations:
+        for f in inv.facts:
+            if f.kind == kind:
+                yield f.span, template.format(detail=f.detail)
+
+
+def git_exec(ctx: Context) -> Iterable[Hit]:
+    yield from _facts(ctx, "git-exec", "`git {detail}` can set options that run programs")
+    for inv in ctx.invocations:
+        if inv.name != "git" or inv.subcommand_at < 2:
+            continue
+        sub = inv.argv[inv.subcommand_at - 1].value
+        rest = inv.argv[inv.subcommand_at:]
+        if sub == "config" and any(w.value.lower().startswith("alias.") for w in rest) and \
+                any(w.value.startswith("!") for w in rest):
+            yield (inv.argv[0].span[0], rest[-1].span[1]), "a `!` git alias runs a shell command"
+        trig = data.GIT_EXEC_SUB.get(sub)
+        if trig is None:
+            continue
+        if "*" in trig:
+            yield inv.argv[inv.subcommand_at - 1].span, f"`git {sub}` runs shell commands"
+            continue
+        for w in rest:
+            if w.static and w.value.split("=", 1)[0] in trig:
+                yield w.span, f"`git {sub} {w.value.split('=', 1)[0]}` runs a program"
+
+
+def _program_words(inv: Invocation, spec: data.Filter) -> list[Word] | None:
+    """The -e / operand program words of a sed or awk invocation (None: from a file)."""
+    args = inv.argv[1:]
+    j, seen = skip_options(args, 0, spec.opts)
+    if any(o in ("-f", "--file") for o, _ in seen):
+        return None
+    progs: list[Word] = []
+    for k, w in enumerate(args[:j]):
+        if w.static and w.value in spec.operand_opts and k + 1 < len(args):
+            progs.append(args[k + 1])
+    if not progs and j < len(args):
+        progs.append(args[j])
+    return progs
+
+
+def awk_exec(ctx: Context) -> Iterable[Hit]:
+    for inv in ctx.invocations:
+        if inv.name not in data.AWKS:
+            continue
+        for w in _program_words(inv, data.FILTERS["awk"]) or ():
+            verdict = awk_program(w.value) if w.static else UNKNOWN
+            if verdict in (EXEC, UNKNOWN):
+                what = "runs commands (system(), pipes)" if verdict == EXEC else \
+                    "cannot be verified to run no commands"
+                yield w.span, f"awk program {what}"
+
+
+def sed_exec(ctx: Context) -> Iterable[Hit]:
+    spec = data.FILTERS["sed"]
+    for inv in ctx.invocations:
+        if inv.name not in data.SEDS:
+            continue
+        for w in _program_words(inv, spec) or ():
+            verdict = sed_script(w.value) if w.static else UNKNOWN
+            if verdict in (EXEC, UNKNOWN):
+                yield w.span, f"sed script {'runs commands (e)' if verdict == EXEC else 'cannot be verified (' + NAMES[verdict] + ')'}"
+
+
+def env_split(ctx: Context) -> Iterable[Hit]:
+    return _facts(ctx, "env-split", "`env {detail}` splits a string into a command line")
+
+
+def option_exec(ctx: Context) -> Iterable[Hit]:
+    yield from _facts(ctx, "exec-option", "option `{detail}` runs a command")
+    for inv in ctx.invocations:
+        name = inv.name
+        table = data.EXEC_OPTIONS.get(name)
+        plus = name in data.PLUS_COMMAND
+        if table is None and not plus:
+            continue
+        for w in inv.argv[1:]:
+            if not w.static:
+                continue
+            v = w.value
+            if v == "--":
+                break
+            if plus and v.startswith("+") and len(v) > 1:
+                if (name in ("less", "more") and "!" in v) or \
+                        (name not in ("less", "more") and not v[1:].isdigit()):
+                    yield w.span, f"`{name} {v}` runs an editor or shell command"
+                continue
+            if table is None or not v.startswith("-"):
+                continue
+            opt = v.split("=", 1)[0]
+            if opt in table:
+                yield w.span, f"`{name} {opt}` {table[opt]}"
+            elif name in data.CLUSTER_EXEC and not v.startswith("--"):
+                for key, why in table.items():
+                    if len(key) == 2 and key[1] in v[1:]:
+                        yield w.span, f"`{name} {key}` {why}"
+                        break
+
+
+def shell_launcher(ctx: Context) -> Iterable[Hit]:
+    return _facts(ctx, "shell-launcher", "`{detail}` hands its arguments to a shell")
+
+
+def launched_shell(ctx: Context) -> Iterable[Hit]:
+    return _facts(ctx, "launched-shell", "a launcher runs the shell or interpreter `{detail}`")
+
+
+def _builtin(ctx: Context, code: str) -> Iterable[Hit]:
+    for inv in ctx.invocations:
+        if inv.argv and data.ONE_TIME_BUILTINS.get(inv.name) == code:
+            cmd = ctx.command(inv)
+            yield (inv.argv[0].span[0], cmd.span[1]), f"`{inv.name}` {_BUILTIN_WHY[code]}"
+
+
+_BUILTIN_WHY = {
+    "RF117": "runs a string as shell code",
+    "RF118": "runs a file as shell code in this shell",
+    "RF119": "defines an alias that changes what a name runs",
+    "RF121": "installs a handler that runs shell code later",
+    "RF126": "detaches a job from the shell",
+    "RF128": "changes how command names are looked up",
+}
+
+
+def eval_(ctx: Context) -> Iterable[Hit]:
+    return _builtin(ctx, "RF117")
+
+
+def source(ctx: Context) -> Iterable[Hit]:
+    return _builtin(ctx, "RF118")
+
+
+def alias(ctx: Context) -> Iterable[Hit]:
+    return _builtin(ctx, "RF119")
+
+
+def function_definition(ctx: Context) -> Iterable[Hit]:
+    return _constructs(ctx, "function", "function definition: a name now runs new code")
+
+
+def trap(ctx: Context) -> Iterable[Hit]:
+    return _builtin(ctx, "RF121")
+
+
+def exec_assignment(ctx: Context) -> Iterable[Hit]:
+    for cmd in ctx.script.commands:
+        for a in cmd.assignments:
+            if data.exec_var(a.name):
+                yield a.span, f"assigning `{a.name}` changes what programs or code run"
+    for inv in ctx.invocations:
+        for name, w in inv.env:
+            if data.exec_var(name):
+                yield w.span, f"`env {name}=...` changes what programs or code run"
+
+
+def escalation(ctx: Context) -> Iterable[Hit]:
+    return _facts(ctx, "escalation", "`{detail}` runs a command with other privileges")
+
+
+def background(ctx: Context) -> Iterable[Hit]:
+    return _constructs(ctx, "background", "`&` runs a job in the background, beyond the approval")
+
+
+def coproc(ctx: Context) -> Iterable[Hit]:
+    return _facts(ctx, "coproc", "`coproc` starts an asynchronous co-process")
+
+
+def detach(ctx: Context) -> Iterable[Hit]:
+    yield from _facts(ctx, "detach", "`{detail}` detaches the command from this session")
+    yield from _builtin(ctx, "RF126")
+
+
+def dynamic_subcommand(ctx: Context) -> Iterable[Hit]:
+    return _facts(ctx, "dynamic-subcommand",
+                  "the `{detail}` subcommand is decided at run time, so its key is unknown")
+
+
+def lookup_change(ctx: Context) -> Iterable[Hit]:
+    yield from _builtin(ctx, "RF128")
+    for inv in ctx.invocations:
+        if inv.name == "hash" and any(w.value.startswith("-") and "p" in w.value
+                                      for w in inv.argv[1:]):
+            yield inv.argv[0].span, "`hash -p` binds a command name to another file"
+
+
+CHECKS = (
+    ("RF101", command_substitution),
+    ("RF102", process_substitution),
+    ("RF103", heredoc),
+    ("RF104", here_string),
+    ("RF105", file_write),
+    ("RF106", network_redirect),
+    ("RF107", shell_inline),
+    ("RF108", interpreter_inline),
+    ("RF109", git_exec),
+    ("RF110", awk_exec),
+    ("RF111", sed_exec),
+    ("RF112", env_split),
+    ("RF113", option_exec),
+    ("RF114", shell_launcher),
+    ("RF115", launched_shell),
+    ("RF116", stdin_program),
+    ("RF117", eval_),
+    ("RF118", source),
+    ("RF119", alias),
+    ("RF120", function_definition),
+    ("RF121", trap),
+    ("RF122", exec_assignment),
+    ("RF123", escalation),
+    ("RF124", background),
+    ("RF125", coproc),
+    ("RF126", detach),
+    ("RF127", dynamic_subcommand),
+    ("RF128", lookup_change),
+)

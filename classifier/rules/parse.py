@@ -1,0 +1,34 @@
+"""RF0xx checks on a trusted parse: program names and heredoc bodies we cannot
+read statically. (Problems with the parse itself come from ``classifier.parse``.)"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..analysis import static_name
+from . import Context, Hit
+
+
+def dynamic_command_name(ctx: Context) -> Iterable[Hit]:
+    # `r``m`, `rm${IFS}-rf`, `$x`, `*.sh`, `{rm,-rf,/}`: what runs is decided at
+    # run time, so no standing approval can name it.
+    for inv in ctx.invocations:
+        w = inv.program
+        if w is not None and not static_name(w):
+            yield w.span, f"the program name `{w.raw}` is decided at run time " \
+                          "(expansion, glob or brace expansion)"
+
+
+def heredoc_substitution(ctx: Context) -> Iterable[Hit]:
+    # tree-sitter's view of substitutions inside heredoc bodies is not trusted;
+    # an unquoted body with `$(` or a backtick runs code when the heredoc is read.
+    for r in ctx.script.redirects:
+        if r.op in ("<<", "<<-") and not r.heredoc_quoted and \
+                ("`" in r.heredoc_body or "$(" in r.heredoc_body):
+            yield r.span, "the unquoted heredoc body contains a command substitution"
+
+
+CHECKS = (
+    ("RF003", dynamic_command_name),
+    ("RF004", heredoc_substitution),
+)
