@@ -619,3 +619,33 @@ def test_main_run_resolves_the_profile_and_governs(env, monkeypatch):
     with pytest.raises(UsageError, match="not a directory"):
         G.main_run(["--workspace", str(env.tmp / "nope"), "--", "ls"], deps=env.deps,
                    ledger=env.ledger, streams=s)
+
+
+@needs_stack
+@pytest.mark.sandbox
+def test_e2e_host_assisted_escalates_a_read_only_failure(real):
+    """A write outside the workspace fails in the sandbox, becomes a linked host request,
+    and only a person's approval makes it happen on the host."""
+    import shutil
+    import tempfile
+
+    outside = Path(tempfile.mkdtemp(prefix="rf-h4-", dir="/var/tmp"))
+    try:
+        target = outside / "made-on-host"
+        r = sub("--profile", "host-assisted", "--workspace", str(real.ws), "-c",
+                f"touch {target}", cwd=str(real.ws))
+        assert r.returncode == 75, r.stderr
+        assert b"Read-only file system" in r.stderr and b"escalating" in r.stderr
+        assert not target.exists()                                # host side: untouched
+        with Ledger() as led:
+            host_run, sandbox_run = led.list_runs(limit=2)
+            assert (sandbox_run.kind, sandbox_run.state) == ("sandbox", "failed")
+            assert (host_run.kind, host_run.state, host_run.parent_id) == (
+                "host", "waiting_for_approval", sandbox_run.id)
+        a = approve_cli(approval_id(r.stderr))
+        assert a.returncode == 0, a.stderr
+        assert target.is_file()
+        with Ledger() as led:
+            assert led.get_run(host_run.id).state == "completed"
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
