@@ -322,14 +322,7 @@ def _sandbox_exec(req, ledger, deps, streams, run_id, keys, approval_id=None):
     before = snapshot(req.workspace)
     started = time.monotonic()
     try:
-        # The runner re-checks the gate itself. We have already decided (with this
-        # session's grants, or a person's approval), so the keys of what we run are
-        # passed as grants: ask rules no longer hold it, deny rules still do.
-        result = deps.run_sandbox(list(req.argv) if req.argv is not None else None,
-                                  command=req.command if req.argv is None else None,
-                                  profile=req.profile, workspace=req.workspace,
-                                  timeout=req.timeout, grants=frozenset(keys),
-                                  out=streams.out, err=streams.err)
+        result = _call_runner(req, deps, streams, keys)
     except SandboxError as exc:
         # Fail closed: the command did not run. Record why, say so, exit 125.
         ledger.append_event(run_id, "sandbox_error", exit_code=EXIT_UNSAFE,
@@ -337,6 +330,27 @@ def _sandbox_exec(req, ledger, deps, streams, run_id, keys, approval_id=None):
                             approval_id=approval_id)
         streams.say(f"ringfence: could not run safely: {exc}")
         return Outcome(run_id, "sandbox_error", EXIT_UNSAFE), None
+    except BaseException as exc:   # Ctrl-C, a bug: the run must not stay "running"
+        ledger.append_event(run_id, "aborted", duration=time.monotonic() - started,
+                            note=f"interrupted: {type(exc).__name__}: {exc}",
+                            approval_id=approval_id)
+        raise
+    return _record_sandbox(req, ledger, streams, run_id, result, before, started,
+                           approval_id)
+
+
+def _call_runner(req, deps, streams, keys):
+    # The runner re-checks the gate itself. We have already decided (with this
+    # session's grants, or a person's approval), so the keys of what we run are
+    # passed as grants: ask rules no longer hold it, deny rules still do.
+    return deps.run_sandbox(list(req.argv) if req.argv is not None else None,
+                            command=req.command if req.argv is None else None,
+                            profile=req.profile, workspace=req.workspace,
+                            timeout=req.timeout, grants=frozenset(keys),
+                            out=streams.out, err=streams.err)
+
+
+def _record_sandbox(req, ledger, streams, run_id, result, before, started, approval_id):
     code = int(getattr(result, "exit_code", EXIT_UNSAFE))
     status = getattr(result, "status", None)
     if status in ("denied", "waiting_for_approval"):
@@ -396,7 +410,13 @@ def _exec_and_record(ledger, run_id, streams, *, command, argv, cwd, workspace,
                      approval_id=None) -> HostResult:
     before = snapshot(workspace) if workspace else None
     started = time.monotonic()
-    code, out_tail, err_tail = exec_host(command, argv, cwd, streams)
+    try:
+        code, out_tail, err_tail = exec_host(command, argv, cwd, streams)
+    except BaseException as exc:   # Ctrl-C, a bug: the run must not stay "running"
+        ledger.append_event(run_id, "aborted", duration=time.monotonic() - started,
+                            note=f"interrupted: {type(exc).__name__}: {exc}",
+                            approval_id=approval_id)
+        raise
     state = "completed" if code == 0 else "failed"
     ledger.append_event(run_id, state, exit_code=code, duration=time.monotonic() - started,
                         stdout_tail=out_tail, stderr_tail=err_tail,

@@ -649,3 +649,12 @@ def test_e2e_host_assisted_escalates_a_read_only_failure(real):
             assert led.get_run(host_run.id).state == "completed"
     finally:
         shutil.rmtree(outside, ignore_errors=True)
+
+
+def test_interrupted_sandbox_run_is_recorded_aborted(env):
+    env.runner.raises = KeyboardInterrupt()
+    with pytest.raises(KeyboardInterrupt):
+        run(env, "make", host=False)
+    [rec] = env.ledger.list_runs()
+    assert [e["state"] for e in rec.events] == ["running", "aborted"]
+    assert "KeyboardInterrupt" in rec.events[-1]["note"]
