@@ -1,5 +1,143 @@
-"""RF5xx: profile lint diagnostics."""
+"""RF5xx: profile lint diagnostics (``ringfence profile lint``).
+
+Each ``bad``/``good`` example is a complete profile file. The tests write it to
+a file named ``profile.toml`` in an empty directory and lint it: ``bad`` must
+produce this code, ``good`` must lint clean.
+"""
 
 from . import Rule
 
-RULES: tuple[Rule, ...] = ()
+RULES: tuple[Rule, ...] = (
+    Rule(
+        code="RF500", name="invalid-profile-file",
+        summary="the profile file is not valid UTF-8 TOML",
+        explanation=(
+            "A profile that cannot be parsed cannot be enforced, and ringfence refuses to "
+            "run under it (exit 125) rather than fall back to a weaker policy. The message "
+            "carries the line and column that TOML reported."),
+        bad='[network\nmode = "none"\n',
+        good='[network]\nmode = "none"\n',
+    ),
+    Rule(
+        code="RF501", name="unknown-key",
+        summary="a key the profile schema does not know",
+        explanation=(
+            "A misspelled key would otherwise be ignored, so the setting the author meant "
+            "silently would not apply (`netwrok` leaves the network section at its "
+            "default). Lint names the nearest known key."),
+        bad='extends = "build"\n[netwrok]\nmode = "none"\n',
+        good='extends = "build"\n[network]\nmode = "none"\n',
+    ),
+    Rule(
+        code="RF502", name="bad-value",
+        summary="a value of the wrong type or outside its allowed set",
+        explanation=(
+            "Every key has one type (string, boolean, positive number, list of strings, "
+            "table) and some an allowed set (`host` is deny, ask or escalate; "
+            "`network.mode` is none or proxy). Paths must be absolute, start with `~/` or "
+            "a `{workspace}`/`{tooling}` placeholder, so they never depend on the current "
+            "directory."),
+        bad='host = "maybe"\n',
+        good='host = "ask"\n',
+    ),
+    Rule(
+        code="RF503", name="extends-missing",
+        summary="`extends` names a profile that does not exist",
+        explanation=(
+            "A profile is only as strict as its whole chain. A missing parent is an error, "
+            "never an empty parent, and lint suggests the nearest built-in name."),
+        bad='extends = "biuld"\n',
+        good='extends = "build"\n',
+    ),
+    Rule(
+        code="RF504", name="extends-cycle",
+        summary="profiles that extend each other in a cycle",
+        explanation=(
+            "A cycle has no first parent, so there is no well-defined merge order; the "
+            "message lists the files of the cycle."),
+        bad='extends = "profile.toml"\n',
+        good='extends = "strict"\n',
+    ),
+    Rule(
+        code="RF505", name="pattern-syntax",
+        summary="a command-rule pattern that does not parse",
+        explanation=(
+            "Command rules use a small pattern language: literal words, `*` (one word), "
+            "`**` (the rest, last only), `<name>` holes and `{a,b}` alternatives, separated "
+            "by blanks. A glob inside a word (`git*`) is not part of it. The diagnostic "
+            "gives the column inside the pattern."),
+        bad='[commands]\nask = ["git*"]\n',
+        good='[commands]\nask = ["git *"]\n',
+    ),
+    Rule(
+        code="RF506", name="writable-inside-denied",
+        summary="a writable path inside (or equal to) a read-denied one",
+        explanation=(
+            "Binding a writable root inside a masked credential store re-exposes part of "
+            "it: the command could read or plant files there. Make the path read-denied "
+            "only, or write somewhere else."),
+        bad='extends = "build"\n[filesystem]\nwritable = ["~/.ssh/tmp"]\n',
+        good='extends = "build"\n[filesystem]\nwritable = ["~/scratch"]\n',
+    ),
+    Rule(
+        code="RF507", name="catch-all-allow",
+        summary="an allow rule that covers every program, or any code at all",
+        explanation=(
+            "`allow = [\"*\"]`, `**`, `<x> **`, or an allow rule for a shell, interpreter "
+            "or launcher with arbitrary arguments (`bash **`, `python3 **`, `env **`) "
+            "approves every command in advance, which defeats approvals. Allow the "
+            "specific programs and subcommands instead."),
+        bad='[commands]\nallow = ["**"]\n',
+        good='[commands]\nallow = ["cargo test **"]\n',
+    ),
+    Rule(
+        code="RF508", name="tld-wildcard-domain",
+        summary="a domain pattern that covers a whole top-level domain",
+        explanation=(
+            "`*.com` or `**.io` opens most of the internet, including every host an "
+            "attacker can register, so the allowlist no longer limits exfiltration."),
+        bad='[network]\nmode = "proxy"\nallow = ["*.com"]\n',
+        good='[network]\nmode = "proxy"\nallow = ["*.example.com"]\n',
+    ),
+    Rule(
+        code="RF509", name="bad-domain-pattern",
+        summary="a domain pattern with a scheme, a path, or bad syntax",
+        explanation=(
+            "The proxy filters by host name and port only; `https://x.com` or `x.com/api` "
+            "can never match, so the author's intent is lost. Write `x.com`, "
+            "`*.x.com`, `**.x.com` or `x.com:8443`."),
+        bad='[network]\nmode = "proxy"\nallow = ["https://pypi.org/simple"]\n',
+        good='[network]\nmode = "proxy"\nallow = ["pypi.org"]\n',
+    ),
+    Rule(
+        code="RF510", name="credential-passed",
+        summary="a credential-looking variable passed into the sandbox without opt-in",
+        explanation=(
+            "Names with TOKEN, SECRET, KEY, PASSWORD, CREDENTIAL, AUTH and the like (and "
+            "globs that match them, such as `*` or `AWS_*`) carry secrets a prompt-injected "
+            "command could exfiltrate. They are only passed when also listed in "
+            "`env.allow_credentials`, an explicit, reviewable opt-in."),
+        bad='[env]\npass = ["GITHUB_TOKEN"]\n',
+        good='[env]\npass = ["GITHUB_TOKEN"]\nallow_credentials = ["GITHUB_TOKEN"]\n',
+    ),
+    Rule(
+        code="RF511", name="shadowed-rule",
+        summary="a command rule that never takes effect because an earlier rule covers it",
+        explanation=(
+            "Rules are evaluated deny, then ask, then allow. A rule whose pattern is covered "
+            "by an earlier rule of the same or a stronger action (including inherited "
+            "ones) can never decide anything; usually the author expected it to."),
+        bad='[commands]\ndeny = ["git push **"]\nallow = ["git push origin main"]\n',
+        good='[commands]\ndeny = ["git push **"]\nallow = ["git status"]\n',
+    ),
+    Rule(
+        code="RF512", name="never-matches",
+        summary="a command-rule pattern that can never match any command",
+        explanation=(
+            "Empty alternatives `{}` match no word, and a program word with `$`, a "
+            "backtick, braces, `*`, `?` or `[` never equals a capability's program: the "
+            "classifier refuses such command names. The rule is dead and probably a typo."),
+        bad='[commands]\ndeny = ["npm run {}"]\n',
+        good='[commands]\ndeny = ["npm run {deploy,release}"]\n',
+    ),
+)

@@ -1,0 +1,239 @@
+"""Profile lint: every problem of a profile chain, each with an RF5xx code.
+
+Schema problems come from the loader's own validation (one source of truth);
+the semantic checks below run on the merged profile and point back to the file,
+line and key path (and for patterns the column) where each value was written.
+Lint may import lark: it is not on the per-command hot path.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+from dataclasses import dataclass
+
+from rfcore.rules import REGISTRY
+
+from . import load
+from .model import CommandRule, Located, Profile
+from .patterns import (UNMATCHABLE_PROGRAM_CHARS, Compiled, PatternError, compile_pattern,
+                       render)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    message: str
+    file: str | None
+    line: int | None
+    key: str | None
+    column: int | None = None       # 1-based column inside the offending pattern/value
+    source: str | None = None       # the offending value, for a caret display
+
+    def format(self) -> str:
+        where = ":".join(str(x) for x in (self.file or "<profile>", self.line) if x is not None)
+        key = f" [{self.key}]" if self.key else ""
+        col = (f" (column {self.column})" if self.column
+               and f"column {self.column}" not in self.message else "")
+        return f"{where}: {self.code} {self.message}{key}{col}"
+
+    @property
+    def name(self) -> str:
+        return REGISTRY[self.code].name
+
+
+def _diag(code: str, message: str, where: Located, *, column: int | None = None,
+          source: str | None = None, key: str | None = None) -> Diagnostic:
+    return Diagnostic(code, message, where.file, where.line, key or where.key, column, source)
+
+
+def lint(path_or_name: str) -> list[Diagnostic]:
+    """Lint a built-in name or a profile file (and everything it extends)."""
+    chain = load.resolve_chain(path_or_name)
+    out = [_diag(p.code, p.message + (f" ({p.hint})" if p.hint and p.code != "RF501" else ""),
+                 w, key=p.key or w.key, column=p.column) for p, w in chain.problems]
+    if out:
+        return _dedupe(out)
+    profile, origins = load.build(chain)
+    for problem, where in load.domain_problems(profile, origins):
+        out.append(_diag(problem.code, problem.message, where))
+    compiled = _check_patterns(profile, out)
+    _check_catch_all(compiled, out)
+    _check_shadowed(compiled, out, [layer.display for layer in chain.layers])
+    _check_writable(profile, origins, out)
+    _check_credentials(profile, origins, out)
+    return _dedupe(out)
+
+
+def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
+    """Drop duplicates; order by file (first seen), then line."""
+    diags = list(dict.fromkeys(diags))
+    files = list(dict.fromkeys(d.file for d in diags))
+    return sorted(diags, key=lambda d: (files.index(d.file), d.line or 0))
+
+
+# --------------------------------------------------------------------------- patterns
+
+def _check_patterns(profile: Profile, out: list[Diagnostic]
+                    ) -> list[tuple[CommandRule, Compiled]]:
+    compiled = []
+    for rule in profile.rules:
+        try:
+            toks = compile_pattern(rule.pattern)
+        except PatternError as exc:
+            out.append(_diag("RF505", f"bad pattern {rule.pattern!r}: {exc.message}",
+                             rule.where, column=exc.column, source=rule.pattern))
+            continue
+        why = _never_matches(toks, rule.pattern)
+        if why:
+            msg, col = why
+            out.append(_diag("RF512", f"pattern {rule.pattern!r} can never match: {msg}",
+                             rule.where, column=col, source=rule.pattern))
+            continue
+        compiled.append((rule, toks))
+    return compiled
+
+
+def _never_matches(toks: Compiled, source: str) -> tuple[str, int] | None:
+    m = re.search(r"\{\s*\}", source)
+    for i, tok in enumerate(toks):
+        if tok[0] == "alt" and not tok[1]:
+            return "'{}' has no alternatives, so no word matches it", (m.start() + 1 if m else 1)
+    first = toks[0]
+    words = [first[1]] if first[0] == "lit" else list(first[1]) if first[0] == "alt" else []
+    if words and all(set(w) & UNMATCHABLE_PROGRAM_CHARS or not w for w in words):
+        lead = len(source) - len(source.lstrip())
+        return ("the program word contains a glob or expansion character; a capability's "
+                "program never does (the classifier refuses such command names)", lead + 1)
+    return None
+
+
+# Programs that run whatever their arguments say: allowing them with any
+# arguments approves arbitrary code in advance.
+_CODE_RUNNERS = frozenset("""sh bash zsh dash ksh fish csh tcsh busybox python python2 python3
+node nodejs deno bun perl ruby php lua Rscript pwsh osascript env sudo doas su pkexec xargs
+nohup timeout nice stdbuf setsid exec eval command builtin time watch parallel ssh""".split())
+
+
+def _check_catch_all(compiled, out: list[Diagnostic]) -> None:
+    for rule, toks in compiled:
+        if rule.action != "allow":
+            continue
+        first = toks[0]
+        if first[0] in ("any", "rest", "hole"):
+            out.append(_diag("RF507", f"allow rule {rule.pattern!r} allows every program",
+                             rule.where, column=1, source=rule.pattern))
+        elif (first[0] == "lit" and posixpath.basename(first[1]) in _CODE_RUNNERS
+              and any(t[0] in ("rest", "any", "hole") for t in toks[1:])):
+            out.append(_diag("RF507", f"allow rule {rule.pattern!r} lets {first[1]} run "
+                             "arbitrary code", rule.where, column=1, source=rule.pattern))
+
+
+# --------------------------------------------------------------------------- shadowing
+
+_RANK = {"deny": 0, "ask": 1, "allow": 2}
+
+
+def _tok_covers(a, b) -> bool:
+    """Does pattern token ``a`` match every word token ``b`` can match?"""
+    if a[0] in ("any", "hole"):
+        return True
+    if b[0] in ("any", "hole"):
+        return False
+    a_set = {a[1]} if a[0] == "lit" else set(a[1])
+    b_set = {b[1]} if b[0] == "lit" else set(b[1])
+    return b_set <= a_set
+
+
+def covers(a: Compiled, b: Compiled) -> bool:
+    """True when every argv matched by ``b`` is also matched by ``a``."""
+    for i, ta in enumerate(a):
+        if ta[0] == "rest":
+            return True
+        if i >= len(b) or b[i][0] == "rest":
+            return False
+        if not _tok_covers(ta, b[i]):
+            return False
+    return len(a) == len(b)
+
+
+def _check_shadowed(compiled, out: list[Diagnostic], files: list[str]) -> None:
+    """A rule covered by a rule of the same or a stronger action is dead.
+
+    Not reported when the covering rule comes from a *child* file of the covered
+    one: a child that turns an inherited ``ask`` into a ``deny`` is tightening
+    on purpose, and the parent (often a built-in) is not the user's to edit.
+    """
+    def layer(rule: CommandRule) -> int:
+        return files.index(rule.where.file) if rule.where.file in files else -1
+
+    ordered = sorted(compiled, key=lambda rc: _RANK[rc[0].action])  # stable: file order kept
+    for j, (rule, toks) in enumerate(ordered):
+        for prev, ptoks in ordered[:j]:
+            if layer(prev) > layer(rule):
+                continue
+            if covers(ptoks, toks):
+                at = f" at {prev.where.file}:{prev.where.line}" if prev.where.line else ""
+                what = ("is redundant" if prev.action == rule.action
+                        else "never takes effect")
+                out.append(_diag("RF511", f"{rule.action} rule {rule.pattern!r} {what}: "
+                                 f"{prev.action} rule {render(ptoks)!r}{at} already covers it",
+                                 rule.where, column=1, source=rule.pattern))
+                break
+
+
+# --------------------------------------------------------------------------- paths, env
+
+def _norm(p: str) -> str:
+    return p.rstrip("/") or "/"
+
+
+def _inside(path: str, denied: str) -> bool:
+    path, denied = _norm(path), _norm(denied)
+    parts = path.split("/")
+    for n in range(1, len(parts) + 1):
+        prefix = "/".join(parts[:n]) or "/"
+        if prefix == denied or fnmatch.fnmatchcase(prefix, denied):
+            return True
+    return False
+
+
+def _check_writable(profile: Profile, origins, out: list[Diagnostic]) -> None:
+    for w in profile.filesystem.writable:
+        for d in profile.filesystem.read_deny:
+            if _inside(w, d):
+                where = origins.get(("filesystem.writable", w), Located())
+                out.append(_diag("RF506", f"writable path {w!r} is inside read-denied {d!r}",
+                                 where, source=w))
+                break
+
+
+# Names a glob in env.pass is tested against: if it matches one, it passes secrets.
+_CREDENTIAL_SAMPLES = ("GITHUB_TOKEN", "GH_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID",
+                       "AWS_SESSION_TOKEN", "NPM_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+                       "DATABASE_URL", "SSH_AUTH_SOCK", "PGPASSWORD", "DOCKER_AUTH_CONFIG",
+                       "GOOGLE_APPLICATION_CREDENTIALS", "AZURE_CLIENT_SECRET", "CI_JOB_TOKEN",
+                       "HF_TOKEN", "SLACK_BOT_TOKEN", "VAULT_TOKEN", "KUBECONFIG")
+
+
+def _opted_in(name: str, allowed: tuple[str, ...]) -> bool:
+    return any(name == a or fnmatch.fnmatchcase(name, a) for a in allowed)
+
+
+def _check_credentials(profile: Profile, origins, out: list[Diagnostic]) -> None:
+    allowed = profile.env.allow_credentials
+    for name in profile.env.pass_:
+        if _opted_in(name, allowed):
+            continue
+        if any(c in name for c in "*?"):
+            hits = [s for s in _CREDENTIAL_SAMPLES
+                    if fnmatch.fnmatchcase(s, name) and not _opted_in(s, allowed)]
+            bad = f"glob {name!r} passes credential variables such as {hits[0]}" if hits else None
+        else:
+            bad = (f"{name!r} looks like a credential" if load.looks_like_credential(name)
+                   else None)
+        if bad:
+            where = origins.get(("env.pass", name), Located())
+            out.append(_diag("RF510", f"{bad}; list it in env.allow_credentials to pass it "
+                             "on purpose", where, source=name))

@@ -1,0 +1,169 @@
+"""ringfence.gate: a table over the built-in profiles x verdict kinds x contexts."""
+
+from __future__ import annotations
+
+import pytest
+
+from classifier.verdict import Capability, Finding, Verdict
+from profiles.load import load_profile
+from ringfence.gate import Decision, decide
+
+PROFILES = {n: load_profile(n) for n in ("observe", "build", "strict", "host-assisted", "host")}
+
+
+def cap(*argv: str, key: str | None = None) -> Capability:
+    return Capability(key or argv[0], argv[0], tuple(argv), (0, len(" ".join(argv))))
+
+
+def verdict(kind: str, *caps: Capability, findings=()) -> Verdict:
+    return Verdict(" ; ".join(" ".join(c.argv) for c in caps) or "true", kind, tuple(caps),
+                   (), tuple(findings))
+
+
+HELPER = verdict("helper")
+LS = verdict("capability", cap("ls", "-la"))
+TWO = verdict("capability", cap("ls"), cap("longbridge", "news", "AAPL"))
+ONE_TIME = verdict("one_time", cap("python3", "-c", "print(1)"),
+                   findings=(Finding("RF110", "inline code: python3 -c", (0, 18)),))
+PUSH = verdict("capability", cap("git", "push", "origin", "main", key="git push"))
+PUSH_GLOBAL = verdict("capability", cap("git", "-C", "sub", "push", key="git push"))
+PUSH_PATH = verdict("capability", cap("/usr/bin/git", "push", key="/usr/bin/git push"))
+PUSH_ONE_TIME = verdict("one_time", cap("git", "push", key="git push"),
+                        findings=(Finding("RF101", "command substitution", (9, 15)),))
+TF = verdict("capability", cap("terraform", "destroy", "-auto-approve", key="terraform destroy"))
+
+# (verdict, grants, context) -> expected decision per profile:
+#                 observe  build   strict  host-assisted host
+CASES = [
+    ("helper/host", HELPER, (), "host", ("allow", "allow", "allow", "allow", "allow")),
+    ("helper/sandbox", HELPER, (), "sandbox", ("allow",) * 5),
+    ("capability/host", LS, (), "host", ("ask", "ask", "deny", "ask", "allow")),
+    ("capability/sandbox", LS, (), "sandbox", ("allow",) * 5),
+    ("granted/host", LS, ("ls",), "host", ("allow", "allow", "deny", "allow", "allow")),
+    ("half-granted/host", TWO, ("ls",), "host", ("ask", "ask", "deny", "ask", "allow")),
+    ("all-granted/host", TWO, ("ls", "longbridge"), "host",
+     ("allow", "allow", "deny", "allow", "allow")),
+    ("one_time/host", ONE_TIME, (), "host", ("ask", "ask", "deny", "ask", "allow")),
+    ("one_time-granted/host", ONE_TIME, ("python3",), "host",
+     ("ask", "ask", "deny", "ask", "allow")),               # grants never cover one_time
+    ("one_time/sandbox", ONE_TIME, (), "sandbox", ("allow",) * 5),
+    ("irreversible/host", PUSH, (), "host", ("ask", "ask", "deny", "ask", "allow")),
+    ("irreversible/sandbox", PUSH, (), "sandbox", ("ask", "ask", "deny", "ask", "allow")),
+    ("irreversible-granted/host", PUSH, ("git push",), "host",
+     ("allow", "allow", "deny", "allow", "allow")),
+    ("irreversible-granted/sandbox", PUSH, ("git push",), "sandbox",
+     ("allow", "allow", "deny", "allow", "allow")),
+    ("global-options/sandbox", PUSH_GLOBAL, (), "sandbox", ("ask", "ask", "deny", "ask", "allow")),
+    ("path-qualified/sandbox", PUSH_PATH, (), "sandbox",
+     ("ask", "ask", "deny", "ask", "allow")),
+    ("path-qualified-grant/sandbox", PUSH_PATH, ("git push",), "sandbox",
+     ("ask", "ask", "deny", "ask", "allow")),               # a grant for git push != /usr/bin/git
+    ("irreversible-in-one_time/sandbox", PUSH_ONE_TIME, (), "sandbox",
+     ("ask", "ask", "deny", "ask", "allow")),
+    ("terraform/host", TF, (), "host", ("ask", "ask", "deny", "ask", "allow")),
+]
+
+
+@pytest.mark.parametrize("label,v,grants,context,expected", CASES, ids=[c[0] for c in CASES])
+def test_gate_table(label, v, grants, context, expected):
+    got = tuple(decide(v, PROFILES[n], grants=frozenset(grants), context=context).decision
+                for n in PROFILES)
+    assert got == expected
+
+
+def test_reasons_cite_rule_source_and_codes():
+    d = decide(PUSH, PROFILES["build"], context="sandbox")
+    assert d.reasons == ("`git push` needs approval: ask rule 'git push **' at "
+                         "builtin/observe.toml:17",)
+    assert d.to_json() == {"decision": "ask", "reasons": list(d.reasons)}
+    assert [(m.action, m.pattern, m.key) for m in d.matched] == [("ask", "git push **",
+                                                                  "git push")]
+    d = decide(TF, PROFILES["strict"])
+    assert d.decision == "deny"
+    assert d.reasons[0].startswith("`terraform destroy` is denied by deny rule "
+                                   "'terraform destroy **' at builtin/strict.toml:")
+    d = decide(LS, PROFILES["strict"])
+    assert d.reasons == ("host requests are denied under strict",)
+    d = decide(ONE_TIME, PROFILES["build"])
+    assert d.reasons == ("one-time approval required: RF110 inline code: python3 -c",)
+    d = decide(TWO, PROFILES["build"], grants=frozenset({"ls"}))
+    assert d.reasons == ("`ls` is granted", "needs approval for capability `longbridge`")
+    d = decide(LS, PROFILES["host"])
+    assert d.decision == "allow" and "without a sandbox" in d.reasons[0]
+
+
+def _custom(tmp_path, body: str):
+    p = tmp_path / "p.toml"
+    p.write_text(body)
+    return load_profile(str(p))
+
+
+def test_allow_rules_with_holes_and_exact_program(tmp_path):
+    prof = _custom(tmp_path, 'extends = "build"\n[commands]\n'
+                             'allow = ["longbridge news <ticker>", "npm run {test,build}"]\n')
+    d = decide(verdict("capability", cap("longbridge", "news", "AAPL")), prof)
+    assert d.decision == "allow"
+    assert d.reasons[0].startswith("`longbridge` is allowed by allow rule "
+                                   "'longbridge news <ticker>' (ticker=AAPL) at ")
+    assert d.matched[0].holes == (("ticker", "AAPL"),)
+    # the program word is exact: ./longbridge is a different program
+    assert decide(verdict("capability", cap("./longbridge", "news", "AAPL")),
+                  prof).decision == "ask"
+    assert decide(verdict("capability", cap("longbridge", "news")), prof).decision == "ask"
+    run = verdict("capability", cap("npm", "run", "test", key="npm run"))
+    assert decide(run, prof).decision == "allow"
+    deploy = verdict("capability", cap("npm", "run", "deploy", key="npm run"))
+    assert decide(deploy, prof).decision == "ask"
+    # every invocation of a key must be allowed, not just the first
+    both = verdict("capability", cap("npm", "run", "test", key="npm run"),
+                   cap("npm", "run", "deploy", key="npm run"))
+    assert decide(both, prof).decision == "ask"
+
+
+def test_ask_rule_beats_allow_rule_unless_granted(tmp_path):
+    prof = _custom(tmp_path, 'extends = "observe"\n[commands]\nallow = ["git status"]\n')
+    assert decide(verdict("capability", cap("git", "status", key="git status")),
+                  prof).decision == "allow"
+    prof = _custom(tmp_path, 'extends = "observe"\n[commands]\nallow = ["docker build **"]\n')
+    assert decide(verdict("capability", cap("docker", "push", "x", key="docker push")),
+                  prof).decision == "ask"
+
+
+def test_deny_beats_grants_and_allow_everywhere(tmp_path):
+    prof = _custom(tmp_path, 'extends = "build"\n[commands]\ndeny = ["curl **"]\n'
+                             'allow = ["ls"]\n')
+    v = verdict("capability", cap("ls"), cap("curl", "https://x"))
+    for context in ("host", "sandbox"):
+        d = decide(v, prof, grants=frozenset({"curl", "ls"}), context=context)
+        assert d.decision == "deny"
+    host_with_deny = _custom(tmp_path, 'extends = "host"\n[commands]\ndeny = ["curl **"]\n')
+    assert decide(v, host_with_deny).decision == "deny"
+    assert decide(LS, host_with_deny).decision == "allow"
+
+
+def test_unknown_context_is_a_bug_not_a_decision():
+    with pytest.raises(ValueError):
+        decide(LS, PROFILES["build"], context="elsewhere")  # type: ignore[arg-type]
+
+
+def test_decision_is_frozen():
+    d = decide(LS, PROFILES["build"])
+    assert isinstance(d, Decision)
+    with pytest.raises(AttributeError):
+        d.decision = "allow"  # type: ignore[misc]
+
+
+def test_end_to_end_through_the_classifier():
+    classify = pytest.importorskip("classifier.engine").classify
+    build, strict = PROFILES["build"], PROFILES["strict"]
+    v = classify("git -C sub push origin main 2>&1 | tail -5")
+    assert v.keys == ("git push",)
+    assert decide(v, build, context="sandbox").decision == "ask"
+    assert decide(v, strict, context="sandbox").decision == "deny"
+    v = classify("cd src && ls -la")
+    assert decide(v, build).decision == "ask"
+    assert decide(v, build, grants=frozenset(v.keys)).decision == "allow"
+    v = classify("echo $(whoami)")
+    assert v.verdict == "one_time"
+    assert decide(v, build, grants=frozenset({"whoami"})).decision == "ask"
+    assert decide(classify("echo DONE"), strict).decision == "allow"
