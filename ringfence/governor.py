@@ -210,14 +210,21 @@ def _host_request(req, verdict, ledger, deps, streams, parent_id) -> Outcome:
 
 
 def _reasons(verdict, decision, grants) -> tuple[str, ...]:
-    out = [f"{f.code} {f.message}" for f in verdict.findings]
+    """Why this waits: a one-line summary, then the gate's reasons, then any finding
+    the gate did not already spell out. No reason is printed twice."""
+    gate = [r for r in (decision.reasons if decision else ())]
+    out: list[str] = []
     if verdict.verdict == "one_time":
-        out.append("one-time construct: no standing grant may cover it")
+        out.append("one-time request: no standing grant may cover it")
     else:
         missing = [k for k in verdict.keys if k not in grants]
         if missing:
             out.append("not granted: " + ", ".join(missing))
-    out.extend(r for r in (decision.reasons if decision else ()) if r not in out)
+    out.extend(r for r in gate if r not in out)
+    for f in verdict.findings:
+        text = f"{f.code} {f.message}"
+        if not any(text in r for r in out):
+            out.append(text)
     return tuple(out)
 
 

@@ -63,12 +63,18 @@ def _approvals_list(as_json: bool) -> None:
         return
     table = Table(title="pending approvals (state: waiting_for_approval)", title_justify="left")
     for col in ("id", "command", "capabilities", "reasons", "where", "age"):
-        table.add_column(col, overflow="fold")
+        table.add_column(col, overflow="fold", no_wrap=col in ("id", "age"))
     now = time.time()
     for a in items:
         where = "host" if a.where == "host" else f"sandbox ({a.profile})"
         caps = ", ".join(a.keys) + ("" if a.grantable else " [one-time]")
-        table.add_row(a.id, _text(a.command), _text(caps), _text("\n".join(a.reasons)),
+        from rich.text import Text
+
+        from ringfence.render import visible
+
+        # Escaped one by one, then joined: the separators are ours, not the command's.
+        reasons = Text("\n".join(visible(r) for r in a.reasons))
+        table.add_row(a.id, _text(a.command), _text(caps), reasons,
                       where, age(a.age(now)))
     console.print(table)
     console.print("approve: ringfence approve ID [--scope once|session|always]   "

@@ -42,6 +42,10 @@ def _when(ts: float | None) -> str:
     return "-" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
 
 
+def _secs(value) -> str | None:
+    return None if value is None else f"{value:.2f}s"
+
+
 def _list(limit: int, as_json: bool) -> None:
     from rich.table import Table
 
@@ -57,7 +61,8 @@ def _list(limit: int, as_json: bool) -> None:
         return
     table = Table(title=f"ringfence ledger (latest {limit})", title_justify="left")
     for col in ("id", "started", "kind", "profile", "state", "exit", "duration", "command"):
-        table.add_column(col, overflow="fold")
+        table.add_column(col, overflow="fold",
+                         no_wrap=col in ("id", "started", "state", "exit", "duration"))
     for r in runs:
         dur = r.result("duration")
         code = r.result("exit_code")
@@ -97,7 +102,7 @@ def show_view(rec):
                          ("workspace", _t(rec.workspace)), ("cwd", _t(rec.cwd)),
                          ("session", _t(rec.session or "-")), ("started", _when(rec.created_at)),
                          ("exit code", _t(rec.result("exit_code"))),
-                         ("duration", _t(rec.result("duration")))):
+                         ("duration", _t(_secs(rec.result("duration"))))):
         head.add_row(label, value)
     if rec.parent_id:
         head.add_row("escalated from", rec.parent_id)
@@ -113,7 +118,7 @@ def show_view(rec):
                   verdict_view(verdict, rec.decision)]
     else:
         parts += [Text("\ncommand", style="bold underline"), _t(rec.command)]
-    if rec.decision:
+    if rec.decision and verdict is None:
         parts.append(_t(f"decision: {rec.decision.get('decision')}: "
                         + "; ".join(rec.decision.get("reasons", []))))
 
