@@ -1,0 +1,281 @@
+"""The bash oracle, and the classifier compared against it (issue 6).
+
+Three parts: the oracle itself (really runs bwrap: marked `sandbox`), the
+comparison rules (pure), and the differential run over the corpora. The run
+takes a deterministic sample in CI; `RINGFENCE_DIFFERENTIAL=full` (`make
+differential`) takes every command of `corpus/` and `../shared/corpus/`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from classifier.verdict import Capability, Decoration, Verdict
+from tests.conftest import ROOT, have_bwrap, read_shared_corpus
+
+from .compare import Outcome, compare, explains, format_problem, words_match
+from .oracle import OracleResult, run_oracle, survivors_of
+
+FULL = os.environ.get("RINGFENCE_DIFFERENTIAL") == "full"
+needs_bwrap = pytest.mark.skipif(not have_bwrap(), reason="bwrap is not installed")
+
+# Disagreements already reported to the classifier's owner, awaiting a fix.
+# The differential test asserts the disagreeing set equals this list (within
+# the sample), so a fix forces the entry out and a new bug fails the test.
+# Each is also in /work/briefs/h5-findings.md with both sides.
+KNOWN_DISAGREEMENTS: dict[str, str] = {
+    "read -r -d $'\\0'": "classifier keeps a NUL from $'\\0' in the word; bash ends the word",
+}
+
+
+# --- the oracle itself -------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def basics() -> dict[str, OracleResult]:
+    if not have_bwrap():
+        pytest.skip("bwrap is not installed")
+    cmds = [
+        "ls -la | head -n 5",
+        "rm 'a b' \"c\"d e\\ f $'g\\th' ''",
+        "l\\ongbridge quote AAPL",
+        "cd /tmp && git -C x push || echo failed",
+        "for i in 1 2; do rm $i; done",
+        "if [ -f x ]; then cp a b; else mv a b; fi",
+        "timeout 5 nice -n 3 rm x",
+        "printf '%s' x; eval 'rm y'; read z; kill 1; return 3; exit 4",
+        "ls (",
+        "rm ok-after-syntax-error",
+        "a; }; b; { c",
+        "while true; do x; done",
+        "echo $(date) `whoami`",
+        "x=1 y=2; FOO=bar env BAZ=1 make -j$x",
+        "/bin/rm -rf /",
+        "grep foo < missing.txt",
+        "nul\0byte",
+    ]
+    return dict(zip(cmds, run_oracle(cmds)))
+
+
+@pytest.mark.sandbox
+def test_oracle_records_argv_after_quote_removal(basics):
+    assert basics["rm 'a b' \"c\"d e\\ f $'g\\th' ''"].argvs == (
+        ("rm", "a b", "cd", "e f", "g\th", ""),)
+    assert basics["l\\ongbridge quote AAPL"].argvs == (("longbridge", "quote", "AAPL"),)
+    assert basics["x=1 y=2; FOO=bar env BAZ=1 make -j$x"].argvs == (
+        ("env", "BAZ=1", "make", "-j1"),)
+    assert sorted(basics["ls -la | head -n 5"].argvs) == [("head", "-n", "5"), ("ls", "-la")]
+
+
+@pytest.mark.sandbox
+def test_oracle_sees_both_branches_and_every_iteration(basics):
+    assert basics["cd /tmp && git -C x push || echo failed"].argvs == (
+        ("cd", "/tmp"), ("git", "-C", "x", "push"), ("echo", "failed"))
+    assert basics["if [ -f x ]; then cp a b; else mv a b; fi"].argvs == (
+        ("[", "-f", "x", "]"), ("cp", "a", "b"), ("mv", "a", "b"))
+    assert basics["for i in 1 2; do rm $i; done"].argvs == (("rm", "1"), ("rm", "2"))
+    assert basics["timeout 5 nice -n 3 rm x"].argvs == (("timeout", "5", "nice", "-n", "3", "rm", "x"),)
+
+
+@pytest.mark.sandbox
+def test_oracle_builtins_are_recorded_not_run(basics):
+    # eval, exit and return would change control flow if they ran: they are
+    # recorded, and everything after them is still reached.
+    r = basics["printf '%s' x; eval 'rm y'; read z; kill 1; return 3; exit 4"]
+    assert r.status == "ok"
+    assert r.argvs == (("printf", "%s", "x"), ("eval", "rm y"), ("read", "z"), ("kill", "1"),
+                       ("return", "3"), ("exit", "4"))
+    assert basics["echo $(date) `whoami`"].argvs == (("date",), ("whoami",), ("echo",))
+
+
+@pytest.mark.sandbox
+def test_oracle_isolates_bad_commands(basics):
+    assert basics["ls ("].status == "parse_error"
+    assert basics["rm ok-after-syntax-error"].argvs == (("rm", "ok-after-syntax-error"),)
+    # A stray `}` would close the parse-check function body and run the rest;
+    # the harness notices the record made while parsing and discards it.
+    assert basics["a; }; b; { c"].status == "escaped"
+    assert basics["nul\0byte"].status == "unencodable"
+    loop = basics["while true; do x; done"]
+    assert loop.status == "capped"
+    assert set(loop.argvs) == {("true",), ("x",)}
+
+
+@pytest.mark.sandbox
+def test_oracle_runs_nothing_real(basics):
+    # The sandbox root holds only bash: a path-qualified program is not found,
+    # and bash says so (the comparison then treats the command as partial).
+    assert basics["/bin/rm -rf /"].argvs == ()
+    assert "/bin/rm: No such file or directory" in basics["/bin/rm -rf /"].stderr
+    assert basics["grep foo < missing.txt"].argvs == ()
+    assert "missing.txt" in basics["grep foo < missing.txt"].stderr
+
+
+@pytest.mark.sandbox
+@needs_bwrap
+def test_oracle_cannot_touch_the_host():
+    with tempfile.TemporaryDirectory() as tmp:
+        victim = Path(tmp) / "victim"
+        victim.write_text("original\n")
+        os.chmod(tmp, 0o777)
+        os.chmod(victim, 0o666)
+        cmds = [f"echo pwned > {victim}", f"/bin/rm -f {victim}", f"cd {tmp} && rm victim",
+                f"exec 3>{victim}; printf pwned >&3"]
+        results = run_oracle(cmds)
+        assert victim.read_text() == "original\n"
+        assert [r.status for r in results] == ["ok"] * 4
+
+
+@pytest.mark.sandbox
+@needs_bwrap
+def test_pathological_batches_end_within_the_limits():
+    # Each spawns a process per level or a fork bomb: the pids limit, the
+    # per-command timeout and the kill of the sandbox's pid namespace contain
+    # them, and the commands after them in the same batch still get answers.
+    deep = "echo " + "$(" * 2000 + "x" + ")" * 2000
+    pipes = " | ".join(["cat"] * 3000)
+    bomb = "f() { f | f & }; f"
+    handler_bomb = "command_not_found_handle() { y | y; }; y"
+    # run_oracle raises SandboxError if any process of a batch outlives it.
+    results = run_oracle([deep, "rm a", pipes, "rm b", bomb, "rm c", handler_bomb, "rm d"],
+                         passes=(1,), command_timeout=1)
+    assert results[0].status == "killed"          # bash overflows its stack
+    # 3,000 stages: either the record cap or the per-command timeout (bash
+    # waiting to retry fork at the pids limit) ends it, whichever comes first.
+    assert results[2].status in ("capped", "killed")
+    assert results[4].status == "killed"          # timed out at the pids limit
+    assert results[6].status == "killed"
+    assert [r.argvs for r in results[1::2]] == [(("rm", "a"),), (("rm", "b"),), (("rm", "c"),),
+                                                (("rm", "d"),)]
+
+
+def test_survivor_scan_finds_a_live_process():
+    import subprocess
+    import sys
+    tag = f"rf-survivor-probe-{os.getpid()}"
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()", tag],
+                            stdin=subprocess.PIPE)
+    try:
+        # Started means its command line is visible; wait for that, not for time.
+        for _ in range(1000):
+            if survivors_of(tag):
+                break
+            time.sleep(0.005)
+        assert survivors_of(tag) == [proc.pid]
+    finally:
+        proc.kill()
+        proc.wait()
+    assert survivors_of(tag) == []
+
+
+# --- the comparison rules (pure) --------------------------------------------
+
+def _verdict(cmd: str, cls: str, *argvs: tuple[str, ...], decorations: tuple[str, ...] = ()):
+    caps = tuple(Capability(key=a[0], program=a[0], argv=a, span=(0, len(cmd))) for a in argvs)
+    decs = tuple(Decoration(code="RF300", text=t, span=(0, 1)) for t in decorations)
+    return Verdict(command=cmd, verdict=cls, capabilities=caps, decorations=decs)
+
+
+def test_words_match_is_exact_for_static_words():
+    assert words_match(("rm", "a b"), ("rm", "a b"))
+    assert not words_match(("rm", "a", "b"), ("rm", "a b"))
+    assert not words_match(("rm",), ("rm", "x"))
+    assert words_match(("rm", "$x"), ("rm",))               # expands to nothing
+    assert words_match(("rm", "*.txt", "y"), ("rm", "a.txt", "b.txt", "y"))
+    assert not words_match(("rm", "$x", "y"), ("rm", "a", "z"))
+
+
+def test_explains_looks_inside_wrappers_only():
+    assert explains(("rm", "x"), ("timeout", "5", "rm", "x"))
+    assert explains(("rm", "{}"), ("find", ".", "-exec", "rm", "{}", ";"))
+    assert not explains(("rm", "x"), ("sudo", "rm", "x"))
+    assert not explains(("rm",), ("timeout", "5", "rm", "x"))
+
+
+def test_compare_flags_missed_and_phantom_invocations():
+    ok = compare(_verdict("cd a && make | head", "capability", ("make",), decorations=("| head",)),
+                 OracleResult("cd a && make | head", "ok", (("cd", "a"), ("make",), ("head",))))
+    assert ok.compared and ok.problems == ()
+    # The classifier dropped a real program as if it were decoration.
+    missed = compare(_verdict("longbridge | grep x", "helper"),
+                     OracleResult("longbridge | grep x", "ok", (("longbridge",), ("grep", "x"))))
+    assert [(p.kind, p.oracle) for p in missed.problems] == [
+        ("missed", ("longbridge",)), ("missed", ("grep", "x"))]
+    # Quote removal gone wrong: the classifier's key is not what bash runs.
+    phantom = compare(_verdict("l\\s", "capability", ("l\\s",)),
+                      OracleResult("l\\s", "ok", (("ls",),)))
+    assert [p.kind for p in phantom.problems] == ["missed", "phantom"]
+    assert phantom.problems[1].classifier == ("l\\s",)
+
+
+def test_compare_scope():
+    syntax = compare(_verdict("ls (", "capability", ("ls",)),
+                     OracleResult("ls (", "parse_error"))
+    assert [p.kind for p in syntax.problems] == ["syntax"]
+    assert not compare(_verdict("eval x", "one_time"), OracleResult("eval x", "ok")).compared
+    assert compare(_verdict("ls", "capability", ("ls",)),
+                   OracleResult("ls", "killed")).reason == "oracle killed"
+    # `case` branches on data: an untaken branch is unverified, not a phantom.
+    case = compare(_verdict("case $x in a) make;; esac", "capability", ("make",)),
+                   OracleResult("case $x in a) make;; esac", "ok", ()))
+    assert case.problems == () and case.unverified == 1
+    partial = compare(_verdict("./x < in", "capability", ("./x",)),
+                      OracleResult("./x < in", "ok", (), "in: No such file or directory"))
+    assert partial.compared and partial.problems == () and partial.unverified == 1
+
+
+# --- the differential run ----------------------------------------------------
+
+def _project_corpus() -> list[str]:
+    cmds = []
+    for path in sorted((ROOT / "corpus").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                cmds.append(json.loads(line)["cmd"])
+    return cmds
+
+
+def _sample(cmds: list[str], size: int) -> list[str]:
+    """Deterministic: evenly spaced, so the sample spans the whole file."""
+    if FULL or len(cmds) <= size:
+        return cmds
+    step = len(cmds) / size
+    return [cmds[int(i * step)] for i in range(size)]
+
+
+def _classify_or_skip():
+    try:
+        from classifier.engine import classify
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("classifier"):
+            pytest.skip(f"the classifier engine has not landed yet ({exc.name})")
+        raise
+    return classify
+
+
+@pytest.mark.sandbox
+@needs_bwrap
+def test_differential_against_bash(capsys):
+    classify = _classify_or_skip()
+    cmds = (_project_corpus() + _sample(read_shared_corpus("nl2bash.cm"), 250)
+            + _sample(read_shared_corpus("agent-synthetic.jsonl"), 150))
+    cmds = list(dict.fromkeys(cmds))
+    outcomes: list[Outcome] = [compare(classify(c), r) for c, r in zip(cmds, run_oracle(cmds))]
+    compared = [o for o in outcomes if o.compared]
+    bad = [o for o in compared if o.problems]
+    skipped = Counter(o.reason for o in outcomes if not o.compared)
+    with capsys.disabled():
+        print(f"\ndifferential ({'full' if FULL else 'sample'}): {len(outcomes)} commands, "
+              f"{len(compared)} compared, {len(bad)} disagreed, "
+              f"{sum(o.unverified for o in compared)} capabilities unverifiable; "
+              f"not compared: {dict(skipped)}")
+        for o in bad:
+            print(format_problem(o))
+    assert {o.command for o in bad} == set(KNOWN_DISAGREEMENTS) & set(cmds), \
+        "\n".join(format_problem(o) for o in bad if o.command not in KNOWN_DISAGREEMENTS)

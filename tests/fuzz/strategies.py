@@ -1,0 +1,135 @@
+"""Hypothesis strategies that write shell from grammar fragments.
+
+Words are drawn from a quote-safe alphabet so every quoting variant of a word
+means the same word to bash; the properties then check that the classifier
+agrees. Every generated command is valid bash (bash -n accepts it), so a
+verdict change is never explained by a parse error.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+# Programs that become capabilities, including multiplexers whose key has a
+# subcommand. None of them is a wrapper, a launcher, a shell or an interpreter
+# taking inline code, so argument words alone never force one_time.
+PROGRAMS = ("rm", "ls", "make", "longbridge", "pytest", "cp", "mv", "curl", "mkdir", "chmod",
+            "rustc", "gcc", "du", "df", "ps", "git", "npm", "cargo", "docker", "kubectl")
+SUBCOMMANDS = ("push", "status", "run", "build", "test", "install", "delete", "log", "apply")
+# Words bash and the classifier read the same whatever the quoting.
+WORD_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789._/"
+
+word_text = st.text(WORD_CHARS, min_size=1, max_size=8)
+option = st.builds(lambda d, w: d + w, st.sampled_from(("-", "--")), st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=6))
+arg_text = st.one_of(word_text, option)
+program = st.sampled_from(PROGRAMS)
+
+
+def requote(word: str, style: int) -> str:
+    """Spell `word` another way that bash reads as the same word."""
+    styles = (
+        lambda w: w,
+        lambda w: f"'{w}'",
+        lambda w: f'"{w}"',
+        lambda w: f'"{w[:1]}"{w[1:]}',            # "r"m
+        lambda w: f"{w[:1]}\\{w[1:]}" if len(w) > 1 else f"\\{w}",   # r\m
+        lambda w: f"{w[:1]}''{w[1:]}",            # r''m
+        lambda w: f"$'{w}'",                      # $'rm'
+        lambda w: f"{w[:1]}\"\"{w[1:]}",          # r""m
+    )
+    return styles[style % len(styles)](word)
+
+
+quote_style = st.integers(min_value=0, max_value=7)
+
+
+@st.composite
+def simple_words(draw) -> list[str]:
+    """Unquoted words of one simple command: program [subcommand] args."""
+    words = [draw(program)]
+    if words[0] in ("git", "npm", "cargo", "docker", "kubectl"):
+        words.append(draw(st.sampled_from(SUBCOMMANDS)))
+    words += draw(st.lists(arg_text, max_size=4))
+    return words
+
+
+def render(words: list[str], styles: list[int] | None = None) -> str:
+    styles = styles or [0] * len(words)
+    return " ".join(requote(w, s) for w, s in zip(words, styles))
+
+
+simple_command = simple_words().map(render)
+
+# Harmless additions that must never change the capability keys.
+DECORATIONS = ("2>&1", ">/dev/null", "2>/dev/null", "| head -n 5", "| tail -n 3", "| wc -l",
+               "| grep -v x", "| sort | uniq -c", "> /dev/null 2>&1", "2>&1 | head -n 5")
+decoration = st.sampled_from(DECORATIONS)
+
+# Transparent wrappers: the capability is the wrapped program's.
+WRAPPERS = ("time", "timeout 5", "nice", "nice -n 5", "nohup", "env A=1", "command",
+            "stdbuf -oL", "timeout -s KILL 10")
+wrapper = st.sampled_from(WRAPPERS)
+
+
+@st.composite
+def compound(draw, depth: int = 0) -> str:
+    """A command line of lists, pipelines, control flow and redirects."""
+    if depth >= 2:
+        return draw(simple_command)
+    inner = compound(depth=depth + 1)
+    kind = draw(st.integers(min_value=0, max_value=8))
+    a, b = draw(inner), draw(inner)
+    if kind == 0:
+        return f"{a} && {b}"
+    if kind == 1:
+        return f"{a} || {b}"
+    if kind == 2:
+        return f"{a}; {b}"
+    if kind == 3:
+        return f"{draw(simple_command)} | {draw(simple_command)}"
+    if kind == 4:
+        return f"if {a}; then {b}; fi"
+    if kind == 5:
+        return f"for x in a b; do {a}; done"
+    if kind == 6:
+        return f"( {a} )"
+    if kind == 7:
+        return f"{{ {a}; }}"
+    return f"{draw(simple_command)} < input.txt"
+
+
+# Constructs that no standing approval may cover (SPEC §2 forced one-time).
+LIVE = ("$(date)", "`date`", "<(ls)", "\"$(id -u)\"", "${x:-$(pwd)}", "\"`whoami`\"")
+live_word = st.sampled_from(LIVE)
+INLINE = ("bash -c 'ls'", "sh -c ls", "python3 -c 'print(1)'", "node -e 'x'", "bash -lc ls",
+          "perl -e 'print 1'")
+inline_code = st.sampled_from(INLINE)
+heredoc = st.sampled_from(("cat <<EOF\nhello\nEOF", "cat <<'EOF'\nhello\nEOF",
+                           "cat <<-EOF\n\thello\n\tEOF", "cat <<< hello"))
+
+
+@st.composite
+def with_live_construct(draw) -> str:
+    """A command with one live substitution, heredoc or inline-code stage."""
+    kind = draw(st.integers(min_value=0, max_value=2))
+    if kind == 0:
+        words = draw(simple_words())
+        at = draw(st.integers(min_value=1, max_value=len(words)))
+        body = render(words[:at]) + " " + draw(live_word) + " " + render(words[at:])
+        return body.strip()
+    if kind == 1:
+        construct = draw(inline_code)
+    else:
+        construct = draw(heredoc)
+    other = draw(simple_command)
+    joiner = draw(st.sampled_from(("; ", " && ", " || ")))
+    # A heredoc body must end the line, so the other command comes first.
+    return other + joiner + construct if kind == 2 or draw(st.booleans()) else construct + joiner + other
+
+
+# Anything at all: the classifier must never crash on any string.
+SHELL_ALPHABET = st.sampled_from(list("abc -|&;<>()$`'\"\\{}[]*?~=#!\n\t0123456789/.:%@^,") +
+                                 ["$(", "<<", "<<<", "&&", "||", "2>&1", "\r", "\x0b", "\x00",
+                                  "é", "\udcff"])
+any_text = st.one_of(st.text(max_size=80),
+                     st.lists(SHELL_ALPHABET, max_size=40).map("".join))

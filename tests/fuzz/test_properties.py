@@ -1,0 +1,90 @@
+"""Property-based invariants of the classifier (issue 6, SPEC §2).
+
+Each property is one small test over grammar-generated shell (strategies.py).
+A failure is a classifier bug: hypothesis shrinks it to a minimal command.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from . import strategies as S
+from .conftest import PROFILE
+
+FUZZ = settings(settings.get_profile(PROFILE))
+SLOW_MS = 50.0
+
+
+@pytest.fixture(scope="module")
+def classify(slow_counter):
+    try:
+        from classifier.engine import classify as engine_classify
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("classifier"):
+            pytest.skip(f"the classifier engine has not landed yet ({exc.name})")
+        raise
+
+    def timed(cmd: str):
+        start = time.perf_counter()
+        verdict = engine_classify(cmd)
+        ms = (time.perf_counter() - start) * 1000
+        slow_counter["calls"] += 1
+        slow_counter["worst_ms"] = max(slow_counter["worst_ms"], ms)
+        if ms > SLOW_MS:
+            slow_counter["slow"] += 1
+        return verdict
+
+    return timed
+
+
+@FUZZ
+@given(cmd=st.one_of(S.any_text, S.compound(), S.with_live_construct()))
+def test_never_crashes(classify, cmd):
+    verdict = classify(cmd)
+    assert verdict.command == cmd
+    assert verdict.verdict in ("helper", "capability", "one_time")
+    if verdict.verdict == "one_time":
+        assert verdict.findings, "one_time without a finding to say why"
+    if verdict.verdict == "capability":
+        assert verdict.capabilities
+    for cap in verdict.capabilities:
+        assert 0 <= cap.span[0] <= cap.span[1] <= len(cmd)
+
+
+@FUZZ
+@given(cmd=S.with_live_construct())
+def test_live_substitution_heredoc_or_inline_code_is_one_time(classify, cmd):
+    assert classify(cmd).verdict == "one_time", cmd
+
+
+@FUZZ
+@given(cmd=S.compound(), deco=S.decoration)
+def test_appending_decoration_keeps_the_keys(classify, cmd, deco):
+    base = classify(cmd)
+    decorated = classify(f"{cmd} {deco}")
+    assert decorated.keys == base.keys
+    assert decorated.verdict == base.verdict
+
+
+@FUZZ
+@given(words=S.simple_words(), data=st.data())
+def test_requoting_a_word_keeps_the_keys(classify, words, data):
+    styles = data.draw(st.lists(S.quote_style, min_size=len(words), max_size=len(words)))
+    plain = classify(S.render(words))
+    requoted = classify(S.render(words, styles))
+    assert requoted.keys == plain.keys
+    assert requoted.verdict == plain.verdict
+    assert [c.argv for c in requoted.capabilities] == [c.argv for c in plain.capabilities]
+
+
+@FUZZ
+@given(words=S.simple_words(), wrap=S.wrapper, tail=st.sampled_from(("", " | head -n 5", " && ls")))
+def test_wrapping_never_hides_a_capability(classify, words, wrap, tail):
+    plain = classify(S.render(words) + tail)
+    wrapped = classify(f"{wrap} {S.render(words)}{tail}")
+    assert set(plain.keys) <= set(wrapped.keys), (plain.keys, wrapped.keys)
+    assert wrapped.verdict != "helper"
