@@ -76,8 +76,12 @@ def _grants(session: str | None, env: Mapping[str, str]) -> tuple[frozenset[str]
 
 
 def _reason(verdict, decision, profile_name: str, note: str | None) -> str:
-    parts = [f"{f.code} {f.message}" for f in verdict.findings]
-    parts += [r for r in decision.reasons if r not in parts]
+    parts = list(dict.fromkeys(decision.reasons))
+    # Every finding's code and message appears once, whether or not the gate said it.
+    for f in verdict.findings:
+        text = f"{f.code} {f.message}"
+        if not any(text in p for p in parts):
+            parts.append(text)
     if note:
         parts.append(note)
     return f"ringfence ({profile_name}, {verdict.verdict}): " + "; ".join(parts)

@@ -241,3 +241,17 @@ def test_hook_imports_no_typer_rich_or_lark(home):
                        env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stderr.decode().strip().splitlines()[-1]) == []
+
+
+def test_reason_lists_each_finding_once_even_when_the_gate_gives_none():
+    from classifier.verdict import Finding, Verdict
+
+    v = Verdict("x", "one_time", findings=(Finding("RF101", "substitution", (0, 1)),
+                                           Finding("RF105", "writes a file", (0, 1))))
+    gate = type("D", (), {"reasons": ("one-time approval required: RF101 substitution",)})()
+    assert cc._reason(v, gate, "build", None) == (
+        "ringfence (build, one_time): one-time approval required: RF101 substitution; "
+        "RF105 writes a file")
+    empty = type("D", (), {"reasons": ()})()
+    assert cc._reason(v, empty, "build", "note") == (
+        "ringfence (build, one_time): RF101 substitution; RF105 writes a file; note")
