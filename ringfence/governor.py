@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable
 
-from rfcore.errors import EXIT_DENIED, EXIT_UNSAFE, EXIT_WAITING, ApprovalError, SandboxError
+from rfcore.errors import EXIT_DENIED, EXIT_UNSAFE, EXIT_WAITING, ApprovalError, RingfenceError
 
 from . import approvals as ap
 from .changes import diff, snapshot
@@ -330,8 +330,9 @@ def _sandbox_exec(req, ledger, deps, streams, run_id, keys, approval_id=None):
     started = time.monotonic()
     try:
         result = _call_runner(req, deps, streams, keys)
-    except SandboxError as exc:
-        # Fail closed: the command did not run. Record why, say so, exit 125.
+    except RingfenceError as exc:
+        # Fail closed (SandboxError, a profile the compiler rejects, ...): the
+        # command did not run. Record why, say so, exit 125.
         ledger.append_event(run_id, "sandbox_error", exit_code=EXIT_UNSAFE,
                             duration=time.monotonic() - started, note=str(exc),
                             approval_id=approval_id)
@@ -543,6 +544,8 @@ def parse_run_args(argv: list[str]) -> dict:
         except ValueError:
             raise UsageError(f"--timeout must be a positive number of seconds, "
                              f"not {opts['timeout']!r}") from None
+    if opts["command"] is not None and not opts["command"].strip():
+        raise UsageError("empty command string", hint="ringfence run -c 'STRING'")
     if (opts["command"] is None) == (not opts["argv"]):
         raise UsageError("give exactly one of -c 'STRING' or an argv after '--'",
                          hint="ringfence run -- ls -la   or   ringfence run -c 'ls | head'")

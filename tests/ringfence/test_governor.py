@@ -384,6 +384,9 @@ def test_sandbox_error_is_125_and_recorded(env):
     assert (out.state, out.exit_code) == ("sandbox_error", 125)
     assert "could not run safely: bwrap: no user namespaces" in err
     assert env.ledger.get_run(out.run_id).state == "sandbox_error"
+    env.runner.raises = UsageError("workspace is not a directory")
+    out, _, err = run(env, "make", host=False)
+    assert (out.state, out.exit_code) == ("sandbox_error", 125)
 
 
 def test_host_assisted_escalates_boundary_failure_linked(env):
@@ -451,7 +454,8 @@ def test_parse_run_args():
     for bad, msg in ([[], "exactly one"], [["-c", "x", "--", "y"], "exactly one"],
                      [["--bogus"], "unknown option"], [["--timeout", "-1", "--", "x"], "timeout"],
                      [["--sandbox", "maybe", "--", "x"], "on or off"], [["--profile"], "needs a value"],
-                     [["--sandbox", "off", "-p", "build", "--", "x"], "conflicts"]):
+                     [["--sandbox", "off", "-p", "build", "--", "x"], "conflicts"],
+                     [["-c", "  "], "empty command"]):
         with pytest.raises(UsageError, match=msg):
             p(bad)
 
