@@ -241,6 +241,9 @@ class Ledger:
             try:
                 if self.path != ":memory:":
                     Path(self.path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                    # Commands and output tails can hold secrets: owner-only from
+                    # birth (sqlite gives -wal/-shm the same mode).
+                    os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
                 self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
                                             isolation_level=None)
             except (OSError, sqlite3.Error) as exc:

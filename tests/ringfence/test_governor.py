@@ -9,6 +9,7 @@ The real stack is exercised through the CLI in test_approvals.py.
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import subprocess
@@ -662,3 +663,19 @@ def test_interrupted_sandbox_run_is_recorded_aborted(env):
     [rec] = env.ledger.list_runs()
     assert [e["state"] for e in rec.events] == ["running", "aborted"]
     assert "KeyboardInterrupt" in rec.events[-1]["note"]
+
+
+@needs_stack
+def test_run_path_imports_no_typer_rich_or_lark(real):
+    code = textwrap.dedent("""
+        import io, json, sys
+        from ringfence.governor import main_run
+        code = main_run(["--host", "-c", "echo hot path"])
+        bad = sorted(m for m in sys.modules
+                     if m.split(".")[0] in ("typer", "rich", "lark", "bashlex", "click"))
+        print(json.dumps([code, bad]), file=sys.stderr)
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=str(real.ws))
+    assert r.stdout == b"hot path\n"
+    assert json.loads(r.stderr.decode().strip().splitlines()[-1]) == [0, []]

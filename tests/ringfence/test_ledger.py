@@ -278,3 +278,11 @@ def test_changes_cap_is_reported(tmp_path):
     ch = diff(before, snapshot(tmp_path, cap=5))
     assert ch.capped is True
     assert ch.created == () and ch.deleted == ()   # unknown, not claimed
+
+
+def test_new_ledger_is_owner_only(tmp_path):
+    db = tmp_path / "state" / "ledger.db"
+    with Ledger(db) as led:
+        led.start_run(kind="host", command="echo secret", state="completed", exit_code=0)
+    assert db.stat().st_mode & 0o777 == 0o600
+    assert db.parent.stat().st_mode & 0o777 == 0o700
