@@ -679,3 +679,21 @@ def test_run_path_imports_no_typer_rich_or_lark(real):
                        env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=str(real.ws))
     assert r.stdout == b"hot path\n"
     assert json.loads(r.stderr.decode().strip().splitlines()[-1]) == [0, []]
+
+
+@needs_stack
+def test_sigkilled_run_reads_aborted_and_is_recovered(real):
+    import signal
+
+    environ = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-c", RUN, "--host", "-c", "echo started; sleep 60"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environ,
+                            cwd=str(real.ws), start_new_session=True)
+    assert proc.stdout.readline() == b"started\n"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    with Ledger() as led:                     # opening recovers
+        [rec] = led.list_runs()
+        assert rec.state == "aborted"
+        assert [e["state"] for e in rec.events] == ["running", "aborted"]
+        assert led.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
