@@ -111,7 +111,7 @@ def pending(ledger: Ledger) -> list[Approval]:
     return [_from_row(r) for r in rows]
 
 
-def _decided(a: Approval) -> ApprovalError:
+def decided_error(a: Approval) -> ApprovalError:
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(a.decided_at or 0))
     return ApprovalError(f"approval {a.id} was already {a.status} "
                          f"(by {a.decided_by or '?'} at {when}); nothing was run again",
@@ -130,7 +130,7 @@ def claim(ledger: Ledger, approval_id: str, *, scope: str, session: str,
     with transaction(ledger.conn) as c:
         a = get(ledger, approval_id)
         if a.status != "pending":
-            raise _decided(a)
+            raise decided_error(a)
         if scope != "once" and not a.grantable:
             raise ApprovalError(
                 f"approval {a.id} is a one-time request ({a.verdict_class}); "
@@ -140,7 +140,7 @@ def claim(ledger: Ledger, approval_id: str, *, scope: str, session: str,
                         "decided_by=?, decided_session=? WHERE id=? AND status='pending'",
                         (scope, time.time(), _who(), session, a.id))
         if cur.rowcount != 1:   # cannot happen under the IMMEDIATE lock; fail closed anyway
-            raise _decided(get(ledger, approval_id))
+            raise decided_error(get(ledger, approval_id))
         add_grants(ledger, a.keys, scope, session, approval_id=a.id, ttl=ttl,
                    in_transaction=True)
         claimed = get(ledger, approval_id)
@@ -153,7 +153,7 @@ def deny(ledger: Ledger, approval_id: str, *, on_deny=None) -> Approval:
     with transaction(ledger.conn) as c:
         a = get(ledger, approval_id)
         if a.status != "pending":
-            raise _decided(a)
+            raise decided_error(a)
         c.execute("UPDATE approvals SET status='denied', decided_at=?, decided_by=? "
                   "WHERE id=? AND status='pending'", (time.time(), _who(), a.id))
         denied = get(ledger, approval_id)

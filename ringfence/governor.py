@@ -142,7 +142,7 @@ def approve(approval_id: str, *, scope: str = "once", session: str | None = None
     streams = streams or Streams()
     pending = ap.get(ledger, approval_id)
     if pending.status != "pending":
-        raise ap._decided(pending)
+        raise ap.decided_error(pending)
     grant_session = session or pending.session or ""
     if scope == "session" and (not grant_session or grant_session.startswith("proc-")):
         raise ApprovalError(
