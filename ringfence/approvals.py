@@ -64,6 +64,7 @@ class Approval:
                 "capabilities": list(self.keys), "verdict": self.verdict_class,
                 "reasons": list(self.reasons), "where": self.where, "profile": self.profile,
                 "workspace": self.workspace, "cwd": self.cwd, "session": self.session,
+                "age_seconds": round(self.age(), 1),
                 "status": self.status, "scope": self.scope, "decided_at": self.decided_at,
                 "decided_by": self.decided_by}
 

@@ -136,6 +136,7 @@ def test_cli_waiting_for_approval_is_its_own_state_everywhere(home):
     listed = json.loads(cli("approvals", "list", "--json").stdout)
     assert [(x["id"], x["status"], x["capabilities"]) for x in listed] == [
         (a.id, "pending", ["longbridge"])]
+    assert 0 <= listed[0]["age_seconds"] < 600 and listed[0]["reasons"] == ["not granted: longbridge"]
     human = cli("approvals", "list").stdout.decode()
     assert a.id in human and "waiting_for_approval" in human and "longbridge" in human
     runs = json.loads(cli("ledger", "list", "--json").stdout)
