@@ -48,13 +48,27 @@ def _diag(code: str, message: str, where: Located, *, column: int | None = None,
     return Diagnostic(code, message, where.file, where.line, key or where.key, column, source)
 
 
-def lint(path_or_name: str) -> list[Diagnostic]:
-    """Lint a built-in name or a profile file (and everything it extends)."""
+def _from_problems(problems) -> list[Diagnostic]:
+    return [_diag(p.code, p.message + (f" ({p.hint})" if p.hint and p.code != "RF501" else ""),
+                  w, key=p.key or w.key, column=p.column) for p, w in problems]
+
+
+def lint(path_or_name: str, *, workspace: str | None = None) -> list[Diagnostic]:
+    """Lint a built-in name or a profile file (and everything it extends).
+
+    ``workspace``: also report settings a profile file inside it may not make
+    (RF513). A file named ``.ringfence.toml`` is a project file: its directory
+    is taken as the workspace when none is given.
+    """
     chain = load.resolve_chain(path_or_name)
-    out = [_diag(p.code, p.message + (f" ({p.hint})" if p.hint and p.code != "RF501" else ""),
-                 w, key=p.key or w.key, column=p.column) for p, w in chain.problems]
+    out = _from_problems(chain.problems)
     if out:
         return _dedupe(out)
+    leaf = chain.layers[-1]
+    if workspace is None and not leaf.builtin and leaf.path.name == ".ringfence.toml":
+        workspace = str(leaf.path.resolve().parent)
+    if workspace is not None:
+        out.extend(_from_problems(load.workspace_problems(chain, workspace)))
     profile, origins = load.build(chain)
     for problem, where in load.domain_problems(profile, origins):
         out.append(_diag(problem.code, problem.message, where))

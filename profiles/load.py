@@ -296,11 +296,56 @@ def _inside(path: Path, root: str) -> bool:
         return False
 
 
+CODE_WORKSPACE = "RF513"
+_WS_HINT = ("put it in your user config ($XDG_CONFIG_HOME/ringfence/config.toml) or a profile "
+            "file outside the workspace")
+
+
+def workspace_problems(chain: Chain, workspace: str) -> list[tuple[Problem, Located]]:
+    """Settings a profile file inside the workspace may not make.
+
+    The agent can edit workspace files (its own Edit tool bypasses any sandbox)
+    and a cloned repository brings its own; such a file must not be able to
+    loosen the boundary for the next command: no sandbox off, no allow rules
+    (they skip approval of host requests), no writable roots outside the
+    workspace/tooling dir//tmp, no credential opt-ins. Tightening is fine.
+    """
+    out: list[tuple[Problem, Located]] = []
+    for layer in chain.layers:
+        if layer.builtin or not _inside(layer.path, workspace):
+            continue
+        d = layer.data
+
+        def bad(key: str, what: str) -> None:
+            out.append((Problem(CODE_WORKSPACE, f"a profile file inside the workspace cannot "
+                                f"{what} (the agent can edit it)", key, hint=_WS_HINT),
+                        layer.where(key)))
+
+        if d.get("sandbox") is False:
+            bad("sandbox", "turn the sandbox off; use --profile host / --sandbox off explicitly")
+        parents = d.get("extends", [])
+        for i, ref in enumerate([parents] if isinstance(parents, str) else parents):
+            if ref == "host":
+                bad("extends" if isinstance(parents, str) else f"extends[{i}]",
+                    "extend the host profile (no sandbox)")
+        cmds, fs, env = (d.get(k, {}) if isinstance(d.get(k), dict) else {}
+                         for k in ("commands", "filesystem", "env"))
+        for i, _pat in enumerate(cmds.get("allow", []) or []):
+            bad(f"commands.allow[{i}]", "add allow rules")
+        for i, w in enumerate(fs.get("writable", []) or []):
+            if not (isinstance(w, str) and (w.startswith(("{workspace}", "{tooling}", "/tmp/"))
+                                            or w == "/tmp") and "/../" not in w + "/"):
+                bad(f"filesystem.writable[{i}]", f"make {w!r} writable (outside the workspace)")
+        for i, _name in enumerate(env.get("allow_credentials", []) or []):
+            bad(f"env.allow_credentials[{i}]", "opt credentials into the sandbox")
+    return out
+
+
 def load_profile(name_or_path: str, *, workspace: str | None = None) -> Profile:
     """Load a built-in by name or a TOML profile by path; ProfileError on any problem.
 
     ``workspace``: a profile file inside it is writable by the agent, so it may
-    not turn the sandbox off (that takes an explicit ``--profile host``).
+    only tighten the policy (see :func:`workspace_problems`).
     """
     chain = resolve_chain(name_or_path)
     if chain.problems:
@@ -308,13 +353,15 @@ def load_profile(name_or_path: str, *, workspace: str | None = None) -> Profile:
     profile, origins = build(chain)
     for problem, where in domain_problems(profile, origins):
         _raise(problem, where)
-    leaf = chain.layers[-1]
-    if (workspace is not None and not profile.sandbox and not leaf.builtin
-            and _inside(leaf.path, workspace)):
-        where = origins.get("sandbox") or leaf.where("extends")
-        raise ProfileError("a profile file inside the workspace cannot turn the sandbox off "
-                           "(the agent can write it)", file=where.file, line=where.line,
-                           key=where.key, hint="use --profile host / --sandbox off explicitly")
+    if workspace is not None:
+        for problem, where in workspace_problems(chain, workspace):
+            _raise(problem, where)
+        local = [lyr for lyr in chain.layers if not lyr.builtin and _inside(lyr.path, workspace)]
+        if local and not profile.sandbox:   # e.g. extends a sandbox-off file by path
+            _raise(Problem(CODE_WORKSPACE, "a profile file inside the workspace cannot turn the "
+                           "sandbox off (the agent can edit it)", "extends",
+                           hint="use --profile host / --sandbox off explicitly"),
+                   local[-1].where("extends"))
     from .patterns import compiled_rules
 
     compiled_rules(profile)   # pattern syntax errors surface at load time, with file:line

@@ -1,8 +1,9 @@
 """RF5xx: profile lint diagnostics (``ringfence profile lint``).
 
 Each ``bad``/``good`` example is a complete profile file. The tests write it to
-a file named ``profile.toml`` in an empty directory and lint it: ``bad`` must
-produce this code, ``good`` must lint clean.
+a file named ``profile.toml`` (RF513, which is about project files:
+``.ringfence.toml``) in an empty directory and lint it: ``bad`` must produce
+this code, ``good`` must lint clean.
 """
 
 from . import Rule
@@ -139,5 +140,23 @@ RULES: tuple[Rule, ...] = (
             "classifier refuses such command names. The rule is dead and probably a typo."),
         bad='[commands]\ndeny = ["npm run {}"]\n',
         good='[commands]\ndeny = ["npm run {deploy,release}"]\n',
+    ),
+    Rule(
+        code="RF513", name="workspace-profile-loosens",
+        summary="a profile file inside the workspace tries to loosen the boundary",
+        explanation=(
+            "Files in the workspace can be edited by the agent (its own edit tool never "
+            "passes through the sandbox) and arrive with every cloned repository, so a "
+            "profile file there (`.ringfence.toml`, or one passed with --profile) may only "
+            "tighten the policy. It may not turn the sandbox off or extend `host`, add "
+            "`commands.allow` rules (they skip approval of host requests), make paths "
+            "outside the workspace, the tooling dir or /tmp writable, or opt credentials "
+            "in. ringfence refuses to load it (exit 125). Put such settings in your user "
+            "config. Lint checks this for files named `.ringfence.toml`."),
+        bad='extends = "build"\n[commands]\nallow = ["npm run {test,build}"]\n',
+        good='extends = "build"\n[commands]\ndeny = ["npm run deploy **"]\n',
+        known_problems=(
+            "Lint applies it only to files named `.ringfence.toml` (or with an explicit "
+            "workspace); loading applies it to every profile file inside the workspace."),
     ),
 )

@@ -19,25 +19,29 @@ ROOT = Path(__file__).resolve().parents[2]
 LINT_RULES = [r for r in REGISTRY.values() if r.code.startswith("RF5") and r.status == "active"]
 
 
-def lint_text(tmp_path: Path, text: str):
-    p = tmp_path / "profile.toml"          # the name the rule examples assume
+def lint_text(tmp_path: Path, text: str, name: str = "profile.toml"):
+    p = tmp_path / name                    # the name the rule examples assume
     p.write_text(text, encoding="utf-8")
     return p, lint(str(p))
 
 
 def test_the_lint_family_is_registered():
-    assert [r.code for r in LINT_RULES] == [f"RF5{n:02d}" for n in range(13)]
+    assert [r.code for r in LINT_RULES] == [f"RF5{n:02d}" for n in range(14)]
+
+
+def example_name(rule) -> str:
+    return ".ringfence.toml" if rule.code == "RF513" else "profile.toml"
 
 
 @pytest.mark.parametrize("rule", LINT_RULES, ids=lambda r: r.code)
 def test_rule_bad_example_fires(tmp_path, rule):
-    _, diags = lint_text(tmp_path, rule.bad)
+    _, diags = lint_text(tmp_path, rule.bad, example_name(rule))
     assert rule.code in [d.code for d in diags], [d.format() for d in diags]
 
 
 @pytest.mark.parametrize("rule", LINT_RULES, ids=lambda r: r.code)
 def test_rule_good_example_is_clean(tmp_path, rule):
-    _, diags = lint_text(tmp_path, rule.good)
+    _, diags = lint_text(tmp_path, rule.good, example_name(rule))
     assert diags == [], [d.format() for d in diags]
 
 

@@ -279,13 +279,45 @@ def test_bad_domain_fails_at_load(tmp_path):
     assert "scheme" in err.message
 
 
-def test_profile_inside_workspace_cannot_turn_sandbox_off(tmp_path):
+@pytest.mark.parametrize("body,line,key,fragment", [
+    ('extends = "host"\n', 1, "extends", "extend the host profile"),
+    ('host = "ask"\nsandbox = false\n', 2, "sandbox", "turn the sandbox off"),
+    ('extends = "build"\n[commands]\nallow = [\n  "make test",\n]\n', 4,
+     "commands.allow[0]", "add allow rules"),
+    ('[filesystem]\nwritable = ["{workspace}/out", "~"]\n', 2, "filesystem.writable[1]",
+     "make '~' writable"),
+    ('[filesystem]\nwritable = ["{workspace}/../x"]\n', 2, "filesystem.writable[0]",
+     "writable"),
+    ('[env]\nallow_credentials = ["GH_TOKEN"]\n', 2, "env.allow_credentials[0]",
+     "opt credentials"),
+])
+def test_profile_inside_workspace_may_only_tighten(tmp_path, body, line, key, fragment):
     ws = tmp_path / "ws"
-    p = write(ws, ".ringfence.toml", 'extends = "host"\n')
+    p = write(ws, ".ringfence.toml", body)
     err = error_of(str(p), workspace=str(ws))
-    assert "cannot turn the sandbox off" in err.message
-    assert load_profile(str(p)).sandbox is False          # outside a workspace: explicit
-    assert load_profile("host", workspace=str(ws)).sandbox is False
+    assert (err.file, err.line, err.key) == (str(p), line, key)
+    assert "a profile file inside the workspace cannot" in err.message and fragment in err.message
+    load_profile(str(p))                                   # outside a workspace: explicit, fine
+    load_profile(str(p), workspace=str(tmp_path / "elsewhere"))
+
+
+def test_workspace_file_extending_a_sandbox_off_file_by_path(tmp_path):
+    outside = write(tmp_path, "off.toml", "sandbox = false\n")
+    ws = tmp_path / "ws"
+    p = write(ws, "team.toml", f'extends = "{outside}"\n')
+    err = error_of(str(p), workspace=str(ws))
+    assert (err.line, err.key) == (1, "extends") and "sandbox off" in err.message
+
+
+def test_workspace_file_may_tighten(tmp_path):
+    ws = tmp_path / "ws"
+    p = write(ws, ".ringfence.toml", 'extends = "build"\nhost = "deny"\n[filesystem]\n'
+                                     'writable = ["{workspace}/build", "/tmp"]\n'
+                                     '[commands]\ndeny = ["curl **"]\n')
+    prof = load_profile(str(p), workspace=str(ws))
+    assert prof.host == "deny" and ("deny", "curl **") in [(r.action, r.pattern)
+                                                          for r in prof.rules]
+    assert load_profile("host", workspace=str(ws)).sandbox is False   # built-in: explicit
 
 
 # ----------------------------------------------------------------------------- precedence
