@@ -1,0 +1,311 @@
+"""Rich rendering of a Verdict for people (``check``, ``explain``, ``rule``, ``rules``).
+
+Renders the very same :class:`classifier.Verdict` objects that ``check --json``
+serialises, so what a person reads and what a machine reads cannot diverge.
+
+Security: every piece of text shown here may come from an untrusted command, so
+it is always wrapped in ``rich.text.Text`` (never parsed as rich markup: a
+command containing ``[link=...]`` must not become markup) and passed through
+:func:`visible` first, which replaces terminal control characters and bidi
+overrides one-for-one. Raw ESC sequences from a command must never reach the
+reviewer's terminal: they could recolour, hide or rewrite what is approved.
+Replacing one character with one character keeps every span offset valid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from rich.cells import cell_len
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from classifier.verdict import Capability, Decoration, Finding, Verdict
+from rfcore.rules import REGISTRY, Rule
+
+CLASS_STYLE = {"helper": "bold green", "capability": "bold yellow", "one_time": "bold red"}
+CLASS_MEANING = {
+    "helper": "only harmless helpers and decoration; nothing to approve",
+    "capability": "approvable: every capability below must be granted",
+    "one_time": "needs one-time approval; no standing grant may cover it",
+}
+DECISION_STYLE = {"allow": "bold green", "ask": "bold yellow", "deny": "bold red"}
+
+# Span kinds, lowest priority first: a finding drawn over a decoration drawn over
+# the capability that contains both. Marker characters make the spans visible
+# without colour (pipes, logs, NO_COLOR).
+KINDS = ("capability", "decoration", "finding")
+SPAN_STYLE = {"capability": "bold green underline", "decoration": "dim cyan",
+              "finding": "bold white on red"}
+MARKER = {"capability": "-", "decoration": "~", "finding": "^"}
+
+# Bidi controls that can reorder what the reviewer sees ("Trojan Source").
+_BIDI = {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
+
+
+def _visible_char(ch: str) -> str:
+    o = ord(ch)
+    if o < 0x20:
+        return chr(0x2400 + o)          # U+2400 control pictures: ␀ ␉ ␍ ␛ ...
+    if o == 0x7F:
+        return "\u2421"                 # ␡
+    if 0x80 <= o < 0xA0 or o in _BIDI or 0xD800 <= o < 0xE000:
+        return "\ufffd"                 # C1 controls, bidi overrides, lone surrogates
+    return ch
+
+
+def visible(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` with every control character replaced by one visible character."""
+    if text.isprintable():
+        return text
+    return "".join("\n" if keep_newlines and c == "\n" else _visible_char(c) for c in text)
+
+
+def _spans(verdict: Verdict) -> list[tuple[str, tuple[int, int], object]]:
+    out: list[tuple[str, tuple[int, int], object]] = []
+    for kind, items in zip(KINDS, (verdict.capabilities, verdict.decorations,
+                                   verdict.findings)):
+        out.extend((kind, tuple(item.span), item) for item in items)
+    return out
+
+
+def highlight(verdict: Verdict) -> Text:
+    """The command, made visible, with each span styled by kind (character offsets)."""
+    text = Text(visible(verdict.command, keep_newlines=True))
+    n = len(verdict.command)
+    for kind, (start, end), _ in _spans(verdict):
+        start, end = max(0, start), min(n, end)
+        if start < end:
+            text.stylize(SPAN_STYLE[kind], start, end)
+    return text
+
+
+def marker_lines(verdict: Verdict) -> list[tuple[str, str]]:
+    """``[(line, markers)]``: each command line with a marker line under it.
+
+    The marker line puts ``-`` under capabilities, ``~`` under decorations and
+    ``^`` under findings (later kinds win), one marker per terminal cell.
+    """
+    command = verdict.command
+    kind_at: list[str | None] = [None] * len(command)
+    for kind, (start, end), _ in _spans(verdict):
+        for i in range(max(0, start), min(len(command), end)):
+            kind_at[i] = kind
+    out, pos = [], 0
+    for line in command.split("\n"):
+        shown = visible(line)
+        marks = "".join(
+            (MARKER[kind_at[pos + i]] if kind_at[pos + i] else " ") * cell_len(ch)
+            for i, ch in enumerate(shown))
+        out.append((shown, marks.rstrip()))
+        pos += len(line) + 1
+    return out
+
+
+def _annotated(verdict: Verdict) -> Text:
+    styled = highlight(verdict)
+    out, pos = Text(), 0
+    for line, marks in marker_lines(verdict):
+        out.append_text(styled[pos:pos + len(line)])
+        out.append("\n")
+        if marks:
+            out.append(marks + "\n", style="dim")
+        pos += len(line) + 1
+    out.rstrip()
+    return out
+
+
+def legend() -> Text:
+    out = Text("legend: ")
+    for kind in KINDS:
+        out.append(f"{MARKER[kind]} ", style="dim")
+        out.append(kind, style=SPAN_STYLE[kind])
+        out.append("  ")
+    out.rstrip()
+    return out
+
+
+def _rule_name(code: str) -> str:
+    rule = REGISTRY.get(code)
+    return rule.name if rule else "unregistered code"
+
+
+def _span_text(span: Iterable[int]) -> str:
+    start, end = span
+    return f"[{start}, {end})"
+
+
+def verdict_header(verdict: Verdict, decision: Mapping | None = None) -> Text:
+    out = Text("verdict: ")
+    out.append(verdict.verdict, style=CLASS_STYLE.get(verdict.verdict, "bold"))
+    out.append(f"  ({CLASS_MEANING.get(verdict.verdict, 'unknown class')})", style="dim")
+    if decision is not None:
+        out.append("\ndecision: ")
+        out.append(str(decision.get("decision")),
+                   style=DECISION_STYLE.get(decision.get("decision"), "bold"))
+        for reason in decision.get("reasons", ()):
+            out.append(f"\n  - {visible(str(reason))}")
+    return out
+
+
+def capability_table(caps: Iterable[Capability]) -> Table:
+    table = Table(title="capabilities", title_justify="left", show_lines=False)
+    for col in ("key", "program", "argv", "span", "effects"):
+        table.add_column(col, overflow="fold")
+    for cap in caps:
+        table.add_row(Text(visible(cap.key), style="bold"), Text(visible(cap.program)),
+                      Text(visible(" ".join(cap.argv))), _span_text(cap.span),
+                      Text(visible(", ".join(cap.effects))))
+    return table
+
+
+def _coded_table(title: str, rows: Iterable[Decoration | Finding]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for col in ("code", "name", "text" if title == "decorations" else "message", "span"):
+        table.add_column(col, overflow="fold")
+    for item in rows:
+        body = item.text if isinstance(item, Decoration) else item.message
+        table.add_row(Text(item.code, style="bold"), _rule_name(item.code),
+                      Text(visible(body)), _span_text(item.span))
+    return table
+
+
+def verdict_view(verdict: Verdict, decision: Mapping | None = None) -> RenderableType:
+    """What ``ringfence check 'CMD'`` prints."""
+    parts: list[RenderableType] = [highlight(verdict), verdict_header(verdict, decision)]
+    if verdict.capabilities:
+        parts.append(capability_table(verdict.capabilities))
+    else:
+        parts.append(Text("capabilities: none", style="dim"))
+    if verdict.decorations:
+        parts.append(_coded_table("decorations", verdict.decorations))
+    if verdict.findings:
+        parts.append(_coded_table("findings", verdict.findings))
+    parts.append(Text(f"parser: {verdict.parser}", style="dim"))
+    return Group(*parts)
+
+
+def _node_label(kind: str, item, verdict: Verdict) -> Text:
+    if kind == "capability":
+        label = Text("capability ", style="dim")
+        label.append(visible(item.key), style=SPAN_STYLE[kind])
+        if item.program != item.key:
+            label.append(f"  program {visible(item.program)}", style="dim")
+        return label
+    label = Text(f"{kind} ", style="dim")
+    label.append(f"{item.code} {_rule_name(item.code)}", style=SPAN_STYLE[kind])
+    body = item.text if kind == "decoration" else item.message
+    label.append(f"  {visible(body)}")
+    return label
+
+
+def invocation_tree(verdict: Verdict) -> Tree:
+    """The tree of invocations, built from the Verdict's spans by containment.
+
+    A capability's span is its whole simple command, so decorations and findings
+    inside it hang under it; its argv (wrappers already unwrapped by the
+    classifier) and effects are its leaves. Top-level items keep source order,
+    and the operator that joins them (``|``, ``&&``, ``;``...) is shown.
+    """
+    root = Tree(Text(f"bash -c  ({verdict.verdict})", style=CLASS_STYLE.get(verdict.verdict)))
+    order = {k: i for i, k in enumerate(KINDS)}
+    items = sorted(_spans(verdict), key=lambda s: (s[1][0], -s[1][1], order[s[0]]))
+    stack: list[tuple[int, Tree]] = []      # (end, node) of open containers
+    prev_end = 0
+    for kind, (start, end), item in items:
+        while stack and start >= stack[-1][0]:
+            stack.pop()
+        parent = stack[-1][1] if stack else root
+        label = _node_label(kind, item, verdict)
+        if not stack:
+            joiner = verdict.command[prev_end:start].strip()
+            if joiner and len(joiner) <= 3 and not any(c.isalnum() for c in joiner):
+                label = Text(f"{visible(joiner)} ", style="bold").append_text(label)
+            prev_end = max(prev_end, end)
+        node = parent.add(label)
+        if kind == "capability":
+            argv = node.add(Text("argv", style="dim"))
+            for word in item.argv:
+                argv.add(Text(visible(word)))
+            for effect in item.effects:
+                node.add(Text(f"effect {visible(effect)}", style="dim"))
+        stack.append((end, node))
+    if not items:
+        root.add(Text("(no invocations)", style="dim"))
+    return root
+
+
+def _codes_in_order(verdict: Verdict) -> list[str]:
+    codes = [d.code for d in verdict.decorations] + [f.code for f in verdict.findings]
+    return list(dict.fromkeys(codes))
+
+
+def explain_view(verdict: Verdict, decision: Mapping | None = None) -> RenderableType:
+    """What ``ringfence explain 'CMD'`` prints."""
+    parts: list[RenderableType] = [
+        Text("command", style="bold underline"), _annotated(verdict), legend(), Text(""),
+        verdict_header(verdict, decision), Text(""),
+        Text("invocations", style="bold underline"), invocation_tree(verdict),
+    ]
+    codes = _codes_in_order(verdict)
+    if codes:
+        parts += [Text(""), Text("codes", style="bold underline")]
+        for code in codes:
+            rule = REGISTRY.get(code)
+            head = Text(code, style="bold")
+            if rule is None:
+                parts += [head.append("  (not in the rule registry)", style="red")]
+                continue
+            head.append(f" {rule.name}", style="bold")
+            head.append(f"  ({rule.family})", style="dim")
+            parts += [head, Text(f"  {rule.explanation}")]
+    return Group(*parts)
+
+
+# Some examples are deliberately huge (the 64 KiB and nesting limits): show
+# their start and say how much was left out, rather than pages of `$($(`.
+EXAMPLE_LIMIT = 300
+
+
+def shorten(text: str, limit: int = EXAMPLE_LIMIT) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Known problems")
+
+
+def rule_sections(rule: Rule) -> list[tuple[str, str]]:
+    """A rule's documentation in ruff's sections (used by ``rule`` and the docs)."""
+    return list(zip(SECTIONS, (
+        rule.summary, rule.explanation, shorten(rule.bad), shorten(rule.good),
+        rule.known_problems or "None known.")))
+
+
+def rule_view(rule: Rule) -> RenderableType:
+    head = Text(f"{rule.code} ", style="bold")
+    head.append(rule.name, style="bold cyan")
+    head.append(f"  ({rule.family}; {rule.status})", style="dim")
+    parts: list[RenderableType] = [head]
+    for title, body in rule_sections(rule):
+        parts.append(Text(f"\n{title}", style="bold underline"))
+        body = visible(body, keep_newlines=True)
+        if title in ("Example", "Use instead"):    # indented like a code block
+            parts.append(Text("    " + body.replace("\n", "\n    "), style="cyan"))
+        else:
+            parts.append(Text(body))
+    return Group(*parts)
+
+
+def rules_table(rules: Iterable[Rule]) -> Table:
+    table = Table(title="ringfence rules", title_justify="left")
+    for col in ("code", "name", "family", "summary", "status"):
+        table.add_column(col, overflow="fold")
+    for rule in rules:
+        table.add_row(Text(rule.code, style="bold"), rule.name, rule.family,
+                      Text(rule.summary),
+                      Text(rule.status, style="dim" if rule.status == "retired" else ""))
+    return table

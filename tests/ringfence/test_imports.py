@@ -1,0 +1,119 @@
+"""The per-command hot paths import only the stdlib, tree-sitter and our packages.
+
+SPEC §1: ``hook``, ``check --json 'CMD'`` (and ``--jsonl``) and ``run`` are paid
+once per agent command, so typer, rich, lark (the pattern compiler; compiled
+patterns are cached), click and bashlex (GPL, test-only) must never load there.
+Each fast path runs in a fresh interpreter through the real entry point, and an
+atexit hook dumps ``sys.modules`` when it exits.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from tests.conftest import ROOT, have_bwrap
+
+FORBIDDEN = {"typer", "rich", "lark", "bashlex", "click"}
+HAVE_ENGINE = importlib.util.find_spec("classifier.engine") is not None
+HAVE_GATE = all(importlib.util.find_spec(m) is not None
+                for m in ("profiles.load", "ringfence.gate"))
+
+PROBE = """\
+import atexit, json, os, sys
+def _dump():
+    with open(os.environ["RF_MODULES_OUT"], "w") as f:
+        json.dump(sorted(sys.modules), f)
+atexit.register(_dump)
+sys.argv = ["ringfence", *json.loads(os.environ["RF_ARGV"])]
+from ringfence.__main__ import main
+main()
+"""
+
+
+def loaded_modules(tmp_path, argv: list[str], stdin: bytes = b"") -> tuple[int, set[str], str]:
+    out = tmp_path / "modules.json"
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env = dict(os.environ, RF_MODULES_OUT=str(out), RF_ARGV=json.dumps(argv),
+               RINGFENCE_HOME=str(home), XDG_STATE_HOME=str(home), HOME=str(home))
+    env.pop("RINGFENCE_DEBUG", None)
+    proc = subprocess.run([sys.executable, "-c", PROBE], input=stdin, capture_output=True,
+                          cwd=tmp_path, env=env, timeout=120)
+    assert out.exists(), f"the fast path exited without running atexit: {proc.stderr!r}"
+    return proc.returncode, set(json.loads(out.read_text())), proc.stderr.decode()
+
+
+def forbidden(modules: set[str]) -> set[str]:
+    return {m for m in modules if m.split(".")[0] in FORBIDDEN}
+
+
+needs_engine = pytest.mark.skipif(not HAVE_ENGINE, reason="classifier/engine.py has not landed")
+
+
+@needs_engine
+def test_check_json_loads_no_cli_framework(tmp_path):
+    rc, mods, err = loaded_modules(tmp_path, ["check", "--json", "ls | head"])
+    assert rc == 0, err
+    assert "classifier.engine" in mods and "tree_sitter" in mods   # it really classified
+    assert forbidden(mods) == set()
+
+
+@needs_engine
+def test_check_jsonl_loads_no_cli_framework(tmp_path):
+    rc, mods, err = loaded_modules(tmp_path, ["check", "--jsonl"],
+                                   stdin=b'"ls | head"\n"cat <<EOF\\nx\\nEOF"\n"git push"\n')
+    assert rc == 0, err
+    assert "classifier.engine" in mods
+    assert forbidden(mods) == set()
+
+
+@needs_engine
+@pytest.mark.skipif(not HAVE_GATE, reason="profiles.load / ringfence.gate have not landed")
+def test_check_json_with_profile_loads_no_cli_framework_nor_lark(tmp_path):
+    rc, mods, err = loaded_modules(tmp_path, ["check", "--json", "--profile", "build",
+                                              "git push 2>&1 | tail -3"])
+    assert rc == 0, err
+    assert "ringfence.gate" in mods and "profiles.load" in mods
+    assert forbidden(mods) == set()
+
+
+def test_bad_check_usage_loads_no_cli_framework(tmp_path):
+    rc, mods, _ = loaded_modules(tmp_path, ["check", "--json"])
+    assert rc == 2
+    assert forbidden(mods) == set()
+
+
+@needs_engine
+def test_hook_loads_no_cli_framework(tmp_path):
+    event = {"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+             "tool_input": {"command": "ls | head"}, "cwd": str(tmp_path)}
+    rc, mods, err = loaded_modules(tmp_path, ["hook", "claude-code"],
+                                   stdin=json.dumps(event).encode())
+    assert rc == 0, err
+    assert forbidden(mods) == set()
+
+
+@pytest.mark.sandbox
+@pytest.mark.skipif(not have_bwrap(), reason="bwrap is not installed")
+def test_run_loads_no_cli_framework(tmp_path):
+    # The workspace lives under /var/tmp: the sandbox's /tmp is private, so a
+    # workspace under the host's /tmp would not exist inside it.
+    with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="rf-imports-") as work:
+        rc, mods, err = loaded_modules(tmp_path, ["run", "-p", "observe", "-w", work,
+                                                  "--", "true"])
+    assert rc == 0, err
+    assert forbidden(mods) == set()
+
+
+def test_cli_entry_point_is_the_dispatcher():
+    # The console script must go through ringfence.__main__ (the dispatcher), or
+    # every hot path would pay for typer.
+    text = (ROOT / "pyproject.toml").read_text()
+    assert 'ringfence = "ringfence.__main__:main"' in text
