@@ -536,6 +536,10 @@ def parse_run_args(argv: list[str]) -> dict:
     if opts["sandbox"] == "off" and opts["profile"] not in (None, "host"):
         raise UsageError(f"--sandbox off conflicts with --profile {opts['profile']}",
                          hint="--sandbox off means profile 'host'; drop one of them")
+    if opts["timeout"] is not None and (opts["host"] or opts["sandbox"] == "off"):
+        # Refused rather than ignored: a limit that silently does nothing is worse.
+        raise UsageError("--timeout applies to sandboxed runs only (the sandbox is what "
+                         "can be killed as a whole); drop it or drop --host/--sandbox off")
     if opts["timeout"] is not None:
         try:
             opts["timeout"] = float(opts["timeout"])

@@ -456,7 +456,8 @@ def test_parse_run_args():
                      [["--bogus"], "unknown option"], [["--timeout", "-1", "--", "x"], "timeout"],
                      [["--sandbox", "maybe", "--", "x"], "on or off"], [["--profile"], "needs a value"],
                      [["--sandbox", "off", "-p", "build", "--", "x"], "conflicts"],
-                     [["-c", "  "], "empty command"]):
+                     [["-c", "  "], "empty command"],
+                     [["--host", "--timeout", "5", "--", "x"], "sandboxed runs only"]):
         with pytest.raises(UsageError, match=msg):
             p(bad)
 
