@@ -23,7 +23,6 @@ import hashlib
 import json
 import os
 import posixpath
-import tempfile
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -275,6 +274,8 @@ def _read_table(path: Path, version: str) -> dict[str, Compiled] | None:
 
 def _write_table(path: Path, version: str, table: Mapping[str, Compiled]) -> None:
     """Atomic write (tmp + rename): a concurrent reader sees old or new, never half."""
+    import tempfile  # lazy: only a cache miss writes
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")

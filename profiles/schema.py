@@ -8,7 +8,6 @@ The schema is data: one row per key with its type and its documentation, which
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -170,6 +169,8 @@ def _tname(v: Any) -> str:
 
 
 def suggest(word: str, choices) -> str | None:
+    import difflib  # lazy: only a misspelled key needs it
+
     best = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return best[0] if best else None
 
