@@ -205,3 +205,14 @@ def test_cli_help_has_examples():
     for sub in ("list", "show", "lint", "compile"):
         proc = cli("profile", sub, "--help")
         assert proc.returncode == 0 and "Example: ringfence profile" in proc.stdout, sub
+
+
+def test_cli_compile_delegates_to_the_exporter(tmp_path):
+    import json
+
+    pytest.importorskip("compiler.export")
+    proc = cli("profile", "compile", "strict", "--format", "json", "--workspace", str(tmp_path),
+               home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["profile"] == "strict" and data["workspace"] == str(tmp_path)
