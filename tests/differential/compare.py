@@ -43,9 +43,11 @@ from .oracle import OracleResult
 HELPERS = frozenset({"cd", "pushd", "popd", "echo", "printf", "true", "false", ":", "pwd",
                      "exit", "set", "sleep", "test", "["})
 # SPEC §2 pure filters: dropped only when reported as a decoration. egrep and
-# fgrep are grep -E and grep -F under their historical names.
-FILTERS = frozenset({"head", "tail", "grep", "egrep", "fgrep", "wc", "sort", "uniq", "cut", "tr", "cat", "tac",
-                     "nl", "column", "fold", "rev", "jq", "base64", "sed", "awk", "tee"})
+# fgrep are grep -E and grep -F under their historical names; gawk, mawk and
+# nawk are awk.
+FILTERS = frozenset({"head", "tail", "grep", "egrep", "fgrep", "wc", "sort", "uniq", "cut", "tr",
+                     "cat", "tac", "nl", "column", "fold", "rev", "jq", "base64", "sed", "awk",
+                     "gawk", "mawk", "nawk", "tee"})
 # SPEC §2 transparent wrappers and launchers: the capability is inside them.
 # ionice is not in the SPEC list but is as transparent as nice.
 WRAPPERS = frozenset({"time", "timeout", "nice", "ionice", "nohup", "stdbuf", "env", "command",
@@ -112,16 +114,18 @@ def explains(cap_argv: Sequence[str], record: Sequence[str]) -> bool:
     if not record or record[0] not in WRAPPERS:
         return False
     # Inside a wrapper the capability is a suffix of bash's argv (`timeout 5
-    # rm x`), except for find, whose -exec command ends at its `;` or `+`.
-    ends = [len(record)]
-    if record[0] == "find":
-        ends += [k for k, word in enumerate(record) if word in (";", "+")]
+    # rm x`), or ends at a `;` or `+` that closes a `find -exec` (which may
+    # itself sit inside another wrapper: `xargs find . -exec rm {} +`).
+    ends = [len(record)] + [k for k, word in enumerate(record) if word in (";", "+")]
     return any(words_match(cap_argv, record[k:end])
                for k in range(1, len(record)) for end in ends if end > k)
 
 
 def _decorated(program: str, verdict: Verdict) -> bool:
-    return any(re.search(rf"(^|[\s|]){re.escape(program)}(\s|$)", d.text)
+    # Quote characters are dropped from the decoration's source text, so
+    # `| \grep x` and `| 'head' -n 1` still name their program.
+    return any(re.search(rf"(^|[\s|&;(]){re.escape(program)}(\s|$)",
+                         re.sub(r"[\\'\"]", "", d.text))
                for d in verdict.decorations)
 
 

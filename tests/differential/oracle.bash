@@ -19,11 +19,15 @@ PATH=/rf/no-such-dir
 __rf_status=${__rf_status:-0}   # set by the harness: 0 or 1 (two passes)
 __rf_cap=${__rf_cap:-200}       # records per command before it is killed (loops)
 __rf_timeout=${__rf_timeout:-5} # seconds per command before it is abandoned
-__rf_work=/rf/work
+__rf_work=${__rf_work:-/rf/work}    # set by the harness: the workspace as seen inside
 __rf_phase=setup
 __rf_i=-1
 __rf_n=0
 exec 99>>"$__rf_work/records"
+builtin cd "$__rf_work/cwd" || exit 125
+# An empty environment: nothing a sandbox passed through reaches a command.
+builtin unset $(builtin compgen -e)
+PATH=/rf/no-such-dir
 
 # One record: tag, command index, argc, argv. One printf call is one write(2)
 # for records under the stdio buffer size, so concurrent pipeline stages append
@@ -78,13 +82,15 @@ __rf_run() {
   fi
   __rf_phase=run
   # Own subshell per command: assignments, traps and `cd` never leak into the
-  # next one. stdin is /dev/null so nothing can read the batch script. The
+  # next one. stdin is /dev/null so nothing can read the batch script. No
+  # recorded command prints anything, so whatever reaches stdout or stderr is
+  # a bash diagnostic (a failed `< file`, even under `2>&1`). The
   # subshell is a process substitution feeding `read -t`: read sees EOF when the
   # command is done, or gives up after __rf_timeout seconds (a fork bomb stuck
   # at the pids limit); the kill below then ends whatever is left.
   if builtin read -r -t "$__rf_timeout" __rf_x < <(
       __rf_sub=$BASHPID
-      builtin eval "$2" </dev/null >/dev/null 2>"$__rf_work/err/$1"
+      builtin eval "$2" </dev/null >"$__rf_work/err/$1" 2>&1
     ) || (( $? <= 128 )); then
     builtin printf '%s\0' E "$1" 0 >&99
   else

@@ -28,6 +28,7 @@ import pwd
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -97,7 +98,57 @@ def _nproc_limit(uid: int) -> int:
     return count + PIDS
 
 
+def sandbox_mode() -> str:
+    """Which sandbox runs the batch shell.
+
+    "ringfence": `ringfence run --profile <strict + limits>` (SPEC's own
+    Strict sandbox). Used when the tests run unprivileged, because the pids
+    limit is RLIMIT_NPROC, which does not bind root, and the runner cannot
+    drop root itself.
+    "bwrap" (STOP-GAP, as root): plain bwrap + prlimit + setpriv to the
+    unprivileged test user, with an empty root holding only bash.
+    RINGFENCE_ORACLE_SANDBOX=ringfence|bwrap overrides the choice.
+    """
+    mode = os.environ.get("RINGFENCE_ORACLE_SANDBOX") or ("bwrap" if os.geteuid() == 0
+                                                         else "ringfence")
+    if mode not in ("ringfence", "bwrap"):
+        raise SandboxError(f"RINGFENCE_ORACLE_SANDBOX={mode!r}: use 'ringfence' or 'bwrap'")
+    if mode == "ringfence" and os.geteuid() == 0:
+        raise SandboxError("the oracle under `ringfence run` needs an unprivileged user "
+                           "(RLIMIT_NPROC does not bind root)", hint="run it as rftest")
+    return mode
+
+
+# Strict, plus the limits, plus no programs: the system bin directories are
+# masked so a path-qualified command (`/bin/rm`) finds nothing, as in the
+# stop-gap's empty root. bash itself runs from a copy in the workspace.
+ORACLE_PROFILE = """\
+description = "bash oracle: strict, limited, no programs"
+extends = "strict"
+[filesystem]
+read_deny = ["/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin", "/usr/games",
+             "/bin", "/sbin"]
+[limits]
+pids = {pids}
+memory_mb = {memory}
+file_size_mb = {fsize}
+timeout = {timeout}
+"""
+
+
+def _ringfence_argv(tmp: Path, work: Path, uid: int, driver: str) -> list[str]:
+    bash = os.path.realpath(shutil.which("bash") or "/bin/bash")
+    shutil.copy2(bash, work / "bash")
+    profile = tmp / "oracle.toml"
+    profile.write_text(ORACLE_PROFILE.format(pids=_nproc_limit(uid), memory=MEMORY_MB,
+                                             fsize=FILE_MB, timeout=BATCH_TIMEOUT_S))
+    return [sys.executable, "-m", "ringfence", "run", "--profile", str(profile),
+            "--workspace", str(work), "--", str(work / "bash"), "--norc", "--noprofile",
+            str(work / driver)]
+
+
 def _sandbox_argv(work: Path, uid: int, gid: int, driver: str) -> list[str]:
+    """STOP-GAP sandbox (see sandbox_mode): bwrap + prlimit + setpriv."""
     bwrap, prlimit, setpriv = (shutil.which(x) for x in ("bwrap", "prlimit", "setpriv"))
     bash = shutil.which("bash") or "/bin/bash"
     if not (bwrap and prlimit):
@@ -120,7 +171,7 @@ def _sandbox_argv(work: Path, uid: int, gid: int, driver: str) -> list[str]:
         elif os.path.islink(lib):
             argv += ["--symlink", os.readlink(lib), lib]
     argv += ["--bind", str(work), "/rf/work", "--dev", "/dev", "--proc", "/proc",
-             "--chdir", "/rf/work/cwd", "--setenv", "LC_ALL", "C",
+             "--setenv", "LC_ALL", "C",
              "/rf/bash", "--norc", "--noprofile", f"/rf/work/{driver}"]
     return argv
 
@@ -210,25 +261,36 @@ def _parse_records(data: bytes, batch: Sequence[int], result: _Pass) -> None:
 def _run_batch(commands: Sequence[str], indexes: Sequence[int], status: int,
                uid: int, gid: int, timeout: float) -> _Pass:
     result = _Pass()
-    with tempfile.TemporaryDirectory(prefix="rf-oracle-") as tmp:
-        work = Path(tmp)
-        for sub in ("cwd", "tick", "err"):
+    mode = sandbox_mode()
+    with tempfile.TemporaryDirectory(prefix="rf-oracle-") as tmpname:
+        tmp = Path(tmpname)
+        work = tmp / "ws"
+        for sub in ("", "cwd", "tick", "err"):
             (work / sub).mkdir()
-        lines = [f"__rf_status={status}", f"__rf_cap={RECORD_CAP}",
+        inside = "/rf/work" if mode == "bwrap" else str(work)
+        lines = [f"__rf_work={inside}", f"__rf_status={status}", f"__rf_cap={RECORD_CAP}",
                  f"__rf_timeout={timeout}", DRIVER.read_text()]
         lines += [f"__rf_run {i} {ansi_c_quote(commands[i])}" for i in indexes]
         # A name unique to this batch, to find any process that outlives it.
-        driver = f"driver-{work.name}.bash"
+        driver = f"driver-{tmp.name}.bash"
         (work / driver).write_text("\n".join(lines) + "\n")
         (work / "records").touch()
-        if os.geteuid() == 0:
-            for path in (work, *work.iterdir()):
-                os.chown(path, uid, gid)
-        proc = subprocess.Popen(_sandbox_argv(work, uid, gid, driver), stdin=subprocess.DEVNULL,
+        env = None
+        if mode == "bwrap":
+            argv = _sandbox_argv(work, uid, gid, driver)
+            for path in (tmp, work, *work.iterdir()):
+                if os.geteuid() == 0:
+                    os.chown(path, uid, gid)
+        else:
+            argv = _ringfence_argv(tmp, work, uid, driver)
+            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp),
+                   "RINGFENCE_HOME": str(tmp / "state"), "LC_ALL": "C",
+                   "PYTHONDONTWRITEBYTECODE": "1"}
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 start_new_session=True)
         try:
-            _, err = proc.communicate(timeout=BATCH_TIMEOUT_S)
+            _, err = proc.communicate(timeout=BATCH_TIMEOUT_S + 10)
         except subprocess.TimeoutExpired:
             # The whole group: setpriv/prlimit exec into bwrap, whose death
             # tears down its pid namespace (--die-with-parent, --unshare-pid).

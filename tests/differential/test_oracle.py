@@ -21,7 +21,9 @@ from classifier.verdict import Capability, Decoration, Verdict
 from tests.conftest import ROOT, have_bwrap, read_shared_corpus
 
 from .compare import Outcome, compare, explains, format_problem, words_match
-from .oracle import OracleResult, run_oracle, survivors_of
+from rfcore.errors import SandboxError
+
+from .oracle import OracleResult, run_oracle, sandbox_mode, survivors_of
 
 FULL = os.environ.get("RINGFENCE_DIFFERENTIAL") == "full"
 needs_bwrap = pytest.mark.skipif(not have_bwrap(), reason="bwrap is not installed")
@@ -153,6 +155,16 @@ def test_pathological_batches_end_within_the_limits():
     assert results[6].status == "killed"
     assert [r.argvs for r in results[1::2]] == [(("rm", "a"),), (("rm", "b"),), (("rm", "c"),),
                                                 (("rm", "d"),)]
+
+
+def test_sandbox_mode_follows_privilege(monkeypatch):
+    # Unprivileged runs go through `ringfence run`; root uses the stop-gap,
+    # because the pids limit (RLIMIT_NPROC) would not bind a root sandbox.
+    monkeypatch.delenv("RINGFENCE_ORACLE_SANDBOX", raising=False)
+    assert sandbox_mode() == ("bwrap" if os.geteuid() == 0 else "ringfence")
+    monkeypatch.setenv("RINGFENCE_ORACLE_SANDBOX", "nsjail")
+    with pytest.raises(SandboxError, match="use 'ringfence' or 'bwrap'"):
+        sandbox_mode()
 
 
 def test_survivor_scan_finds_a_live_process():
