@@ -124,7 +124,9 @@ def scan(text: str) -> dict[str, int]:
         m = _ASSIGN.match(text, j)
         if m:
             key = f"{prefix}.{_keypath(m.group(1))}" if prefix else _keypath(m.group(1))
-            out.setdefault(key, line_of(j))
+            parts = key.split(".")
+            for n in range(1, len(parts) + 1):   # a.b.c = 1 also defines a and a.b here
+                out.setdefault(".".join(parts[:n]), line_of(j))
             j = _skip_value(text, m.end(), key, out, line_of)
             continue
         nl = text.find("\n", j)  # garbage line: tomllib will complain

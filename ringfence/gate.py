@@ -120,7 +120,9 @@ def decide(verdict: Verdict, profile: Profile, *, grants: frozenset[str] = froze
         return Decision("allow", ("only harmless helpers and decoration",))
     if profile.host == "deny":
         return Decision("deny", (f"host requests are denied under {profile.name}",))
-    if verdict.verdict == "one_time":
+    if verdict.verdict != "capability" or not caps:
+        # one_time, or anything unexpected (fail closed: never allow what we
+        # cannot name as capabilities).
         reasons = _one_time_reasons(verdict)
         reasons += [f"`{m.key}` needs approval: {m.describe()}" for m in asks]
         return Decision("ask", tuple(reasons), tuple(asks))

@@ -227,6 +227,13 @@ def test_bad_values_have_line_and_key(tmp_path, body, line, key, fragment):
     assert fragment in err.message
 
 
+def test_unknown_key_inside_a_dotted_key(tmp_path):
+    p = write(tmp_path, "p.toml", 'host = "ask"\n\nnetwork.proxy.port = 8080\n')
+    err = error_of(str(p))
+    assert (err.line, err.key) == (3, "network.proxy")
+    assert 'unknown key "proxy"' in err.message
+
+
 def test_toml_syntax_error_has_line(tmp_path):
     p = write(tmp_path, "p.toml", 'host = "ask"\n[network\nmode = "none"\n')
     err = error_of(str(p))

@@ -141,6 +141,13 @@ def test_deny_beats_grants_and_allow_everywhere(tmp_path):
     assert decide(LS, host_with_deny).decision == "allow"
 
 
+def test_capability_verdict_without_capabilities_fails_closed():
+    empty = Verdict("x", "capability")
+    assert decide(empty, PROFILES["build"]).decision == "ask"
+    odd = Verdict("x", "weird")  # type: ignore[arg-type]
+    assert decide(odd, PROFILES["observe"]).decision == "ask"
+
+
 def test_unknown_context_is_a_bug_not_a_decision():
     with pytest.raises(ValueError):
         decide(LS, PROFILES["build"], context="elsewhere")  # type: ignore[arg-type]
