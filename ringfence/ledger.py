@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import sqlite3
 import time
 from contextlib import contextmanager
@@ -43,6 +42,8 @@ _ALPHABET = "abcdefghijklmnopqrstuvwxyz234567"   # base32, lower case
 
 def new_id(prefix: str) -> str:
     """A short unguessable id: prefix + 10 base32 chars (50 bits from `secrets`)."""
+    import secrets   # lazily: the hook reads grants and never makes ids
+
     return prefix + "".join(secrets.choice(_ALPHABET) for _ in range(10))
 
 
