@@ -122,7 +122,8 @@ def _read(path: Path, display: str, builtin: bool,
     return Layer(display, path, text, data, _lines.scan(text), builtin), None, at
 
 
-def _resolve_ref(ref: str, base: Path | None, *, builtin_parent: bool) -> tuple[Path | None, str, bool]:
+def _resolve_ref(ref: str, base: Path | None, *,
+                 builtin_parent: bool) -> tuple[Path | None, str, bool]:
     """(path or None, display name, is_builtin) for a profile reference."""
     if not _is_path_ref(ref):
         p = _builtin_path(ref)
@@ -134,7 +135,7 @@ def _resolve_ref(ref: str, base: Path | None, *, builtin_parent: bool) -> tuple[
 
 
 def _unknown_profile(ref: str) -> Problem:
-    names = [n for n in PUBLIC_BUILTINS]
+    names = list(PUBLIC_BUILTINS)
     best = schema.suggest(ref, names)
     hint = f'did you mean "{best}"?' if best else "built-ins: " + ", ".join(names)
     return Problem(CODE_EXTENDS_MISSING,
