@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 
 from rich.cells import cell_len
 from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
@@ -260,7 +261,7 @@ def explain_view(verdict: Verdict, decision: Mapping | None = None) -> Renderabl
                 continue
             head.append(f" {rule.name}", style="bold")
             head.append(f"  ({rule.family})", style="dim")
-            parts += [head, Text(f"  {rule.explanation}")]
+            parts += [head, Padding(Text(rule.explanation), (0, 0, 0, 2))]
     return Group(*parts)
 
 

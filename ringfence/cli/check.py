@@ -108,7 +108,7 @@ def register(app: typer.Typer) -> None:
         highlighted (and marked underneath), the tree of invocations, and the
         registry's explanation of every code.
 
-        Example: ringfence explain 'cd src && python3 - <<EOF 2>&1 | tail -5'
+        Example: ringfence explain 'cd src && git push 2>&1 | tail -5; echo "$(date)"'
         """
         from classifier import classify
         from ringfence import render

@@ -295,14 +295,22 @@ def test_check_human_exit_0_for_one_time_too():
 def test_explain_shows_highlighted_command_tree_and_every_code_explained():
     from classifier import classify
 
-    cmd = "cd src && python3 - <<EOF 2>&1 | tail -5\nprint(1)\nEOF"
+    cmd = 'cd src && git -C . push origin main 2>&1 | tail -5; echo "done: $(date)"'
     verdict = classify(cmd)
     proc = rf("explain", cmd)
     out, err = text(proc)
     assert proc.returncode == 0, err
     lines = out.splitlines()
-    assert lines[0] == "command" and lines[1] == cmd.splitlines()[0]
-    assert set(lines[2]) <= set(" -~^") and lines[2].strip()      # the marker line
+    assert lines[0] == "command" and lines[1] == cmd
+    # the marker line: one mark per character of each span; findings are drawn
+    # over decorations, which are drawn over capabilities
+    expected = [" "] * len(cmd)
+    for mark, items in (("-", verdict.capabilities), ("~", verdict.decorations),
+                        ("^", verdict.findings)):
+        for item in items:
+            expected[item.span[0]:item.span[1]] = mark * (item.span[1] - item.span[0])
+    assert lines[2] == "".join(expected).rstrip()
+    assert {"-", "~", "^"} <= set(lines[2])
     assert "legend:" in out and "invocations" in out and "bash -c" in out
     codes = {d.code for d in verdict.decorations} | {f.code for f in verdict.findings}
     assert codes, "this command must produce codes"
