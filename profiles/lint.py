@@ -77,6 +77,7 @@ def lint(path_or_name: str, *, workspace: str | None = None) -> list[Diagnostic]
     _check_shadowed(compiled, out, [layer.display for layer in chain.layers])
     _check_writable(profile, origins, out)
     _check_credentials(profile, origins, out)
+    _check_network(profile, origins, leaf.display, out)
     return _dedupe(out)
 
 
@@ -251,3 +252,18 @@ def _check_credentials(profile: Profile, origins, out: list[Diagnostic]) -> None
             where = origins.get(("env.pass", name), Located())
             out.append(_diag("RF510", f"{bad}; list it in env.allow_credentials to pass it "
                              "on purpose", where, source=name))
+
+
+def _check_network(profile: Profile, origins, leaf: str, out: list[Diagnostic]) -> None:
+    net = profile.network
+    if net.mode == "none":
+        for d in net.allow:
+            where = origins.get(("network.allow", d), Located())
+            if where.file == leaf:
+                out.append(_diag("RF514", f"{d!r} is unreachable: network.mode is \"none\" "
+                                 "(set mode = \"proxy\")", where, source=d))
+    elif not net.allow:
+        where = origins.get("network.mode", Located())
+        if where.file == leaf:
+            out.append(_diag("RF514", 'network.mode is "proxy" but the allowlist is empty, '
+                             "so there is no network (no proxy is started)", where))

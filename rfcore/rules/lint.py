@@ -159,4 +159,16 @@ RULES: tuple[Rule, ...] = (
             "Lint applies it only to files named `.ringfence.toml` (or with an explicit "
             "workspace); loading applies it to every profile file inside the workspace."),
     ),
+    Rule(
+        code="RF514", name="ineffective-network",
+        summary="network settings that cannot take effect under the profile's network mode",
+        explanation=(
+            "Domains listed in `network.allow` are only reachable through the proxy, so with "
+            "`mode = \"none\"` they are silently unreachable; and `mode = \"proxy\"` with an "
+            "empty allowlist starts no proxy at all, so there is no network. Either way the "
+            "author expected something the profile does not do. Only entries written in the "
+            "linted file itself are reported, not inherited ones."),
+        bad='extends = "observe"\n[network]\nallow = ["pypi.org"]\n',
+        good='extends = "observe"\n[network]\nmode = "proxy"\nallow = ["pypi.org"]\n',
+    ),
 )

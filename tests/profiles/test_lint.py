@@ -26,7 +26,7 @@ def lint_text(tmp_path: Path, text: str, name: str = "profile.toml"):
 
 
 def test_the_lint_family_is_registered():
-    assert [r.code for r in LINT_RULES] == [f"RF5{n:02d}" for n in range(14)]
+    assert [r.code for r in LINT_RULES] == [f"RF5{n:02d}" for n in range(15)]
 
 
 def example_name(rule) -> str:
@@ -96,6 +96,16 @@ def test_inherited_rules_shadow_child_rules(tmp_path):
     _, diags = lint_text(tmp_path, 'extends = "strict"\n[commands]\nallow = ["git push"]\n')
     assert [(d.code, d.line, d.key) for d in diags] == [("RF511", 3, "commands.allow[0]")]
     assert "builtin/strict.toml:" in diags[0].message
+
+
+def test_ineffective_network(tmp_path):
+    _, diags = lint_text(tmp_path, '[network]\nmode = "proxy"\n')
+    assert [(d.code, d.line, d.key) for d in diags] == [("RF514", 2, "network.mode")]
+    # inherited allowlists are not the child's doing: build, but offline
+    _, diags = lint_text(tmp_path, 'extends = "build"\n[network]\nmode = "none"\n')
+    assert diags == []
+    _, diags = lint_text(tmp_path, 'extends = "strict"\n[network]\nallow = ["a.example"]\n')
+    assert [(d.code, d.line, d.key) for d in diags] == [("RF514", 3, "network.allow[0]")]
 
 
 def test_glob_program_word_never_matches(tmp_path):
