@@ -269,9 +269,9 @@ def _pend(req, verdict, decision, ledger, streams, parent_id, *, where, reasons)
                   profile_digest=getattr(req.profile, "digest", None) or None,
                   workspace=os.path.abspath(req.workspace), cwd=req.cwd or os.getcwd(),
                   session=req.session)
-    place = "on the host" if where == "host" else f"in the {req.profile.name!r} sandbox"
-    streams.say(f"ringfence: waiting_for_approval {a.id} (run {run_id}): "
-                f"{safe(req.text)} {place}")
+    place = "on the host" if where == "host" else "in its sandbox"
+    streams.say(f"ringfence: waiting_for_approval {a.id} (run {run_id}): needs approval "
+                f"under profile {req.profile.name!r} to run {place}: {safe(req.text)}")
     for r in reasons:
         streams.say(f"  reason: {safe(r)}")
     streams.say(f"  approve: ringfence approve {a.id} [--scope once|session|always]\n"
@@ -486,12 +486,20 @@ def _profile_ref(a: ap.Approval) -> str:
 USAGE = """usage: ringfence run [-p|--profile P] [-w|--workspace DIR] [--host] [--session S]
                      [--sandbox on|off] [--timeout SECONDS] (-c 'STRING' | [--] ARGV...)
 
-Run a command under the active profile's sandbox, or on the host with --host.
-Exit status: the command's own; 75 waiting for approval (the id is printed);
-77 denied by the profile; 125 could not run safely.
+Run a command inside the sandbox compiled from a profile, or ask to run it on the
+host with --host. Every run, refusal and approval request is recorded in the ledger.
 
-Example: ringfence run --host -- longbridge quote AAPL.US
-         ringfence run --profile build -c 'make test 2>&1 | tail -20'
+examples:
+  ringfence run -- pytest -q                       # active profile (default: build)
+  ringfence run -p strict -- python3 script.py     # no network, secrets hidden
+  ringfence run -p observe -c 'git status 2>&1 | head -5'
+  ringfence run -p ./my-profile.toml -w ~/src/app -- make test
+  ringfence run --host -- longbridge quote AAPL.US # host request: granted, or 75 + id
+  ringfence run --sandbox off -- ./deploy.sh       # explicit full host access, recorded
+
+exit status: the command's own; 125 = could not run safely (nothing ran);
+77 = denied by the profile; 75 = waiting for approval (approve with
+'ringfence approve ID'); 124 = timed out.
 """
 
 

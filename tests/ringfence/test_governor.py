@@ -335,7 +335,8 @@ def test_helper_runs_on_host_without_asking(env):
 def test_sandbox_ask_rule_pends_and_approve_runs_in_same_sandbox(env):
     out, _, err = run(env, "git push origin main", host=False)
     assert (out.state, out.exit_code) == ("waiting_for_approval", 75)
-    assert "in the 'build' sandbox" in err and "rule asks for git push" in err
+    assert "needs approval under profile 'build' to run in its sandbox" in err
+    assert "rule asks for git push" in err
     assert env.runner.calls == []
     assert ap.get(env.ledger, out.approval_id).where == "sandbox"
     code, _, _ = approve(env, out.approval_id, scope="session", session="s1")
