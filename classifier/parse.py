@@ -112,6 +112,7 @@ _WORDISH = frozenset({
     "process_substitution", "number", "extglob_pattern", "brace_expression", "regex",
     "test_operator", "variable_name", "special_variable_name", "array",
 })
+_SPECIAL_PARAM = re.compile(r"\$[$!?#@*0-9A-Za-z_{(-]")
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _SUBST = frozenset({"command_substitution", "process_substitution"})
 _DYNAMIC = frozenset({"simple_expansion", "expansion", "arithmetic_expansion"})
@@ -143,6 +144,10 @@ class _Front:
     def problem(self, code: str, message: str, node, span=None) -> None:
         self.script.problems.append(ParseProblem(code, message, span or self.nspan(node)))
 
+    def _adjacent(self, word: Word, node) -> bool:
+        start = node.start_byte if self.cmap is None else self.cmap[node.start_byte]
+        return word.span[1] == start
+
     def cover(self, node, wordish: bool = False) -> None:
         self.cov.append((node.start_byte, node.end_byte, wordish))
 
@@ -167,9 +172,14 @@ class _Front:
             self.cov.append((start, end, True))
             raw = self.data[start:end].decode("utf-8")
             value, esc, m = unquote_plain(raw)
+            if " " in m or "\t" in m or "\n" in m:
+                # `lpr { }\;`: tree-sitter made one token of text bash splits at blanks
+                self.problem("RF005", f"`{raw}` holds an unescaped blank", node)
             glob = ("*" in m or "?" in m or "[" in m or
                     ("{" in m and BRACE_EXPANSION.search(m) is not None))
-            return Word(value, raw, self.span(start, end), False, glob, esc, False)
+            # `/tmp/$$`, `$!`: special parameters tree-sitter leaves inside a plain word
+            dyn = "$" in m and _SPECIAL_PARAM.search(m) is not None
+            return Word(value, raw, self.span(start, end), dyn, glob, esc, False)
         parts: list[str] = []
         flags = {"dyn": False, "glob": False, "quoted": False, "subst": False}
         mask: list[str] = []
@@ -233,13 +243,22 @@ class _Front:
                 else:
                     self.cover(child)
         elif t == "concatenation":
+            end = node.start_byte
             for child in node.children:
+                if child.start_byte != end:
+                    self.problem("RF005", "pieces of one word are separated by blanks", node)
+                end = child.end_byte
                 if child.is_named:
                     self._word_parts(child, depth, parts, mask, flags)
                 else:
                     # anonymous pieces: a literal '$' (`a$`), or backticks (r``m)
                     self.cover(child, True)
                     s = self.src(child)
+                    if "`" in s and s != "``":
+                        # `a` `b` read as one substitution with body "a` `b": a mis-parse
+                        self.problem("RF005", f"ambiguous backticks `{s}`", child)
+                    if _SPECIAL_PARAM.search(s):           # `/tmp/$$`: the PID
+                        flags["dyn"] = True
                     if "`" in s:
                         flags["subst"] = True
                         self.script.constructs.append(
@@ -253,7 +272,11 @@ class _Front:
             self.push_subst(node, depth)
         elif t in _DYNAMIC:
             flags["dyn"] = True
-            parts.append(self.src(node))
+            text = self.src(node)
+            if t == "simple_expansion" and (" " in text or "\t" in text or "\n" in text):
+                # tree-sitter reads `$ file` as the expansion $file; bash sees `$` and `file`
+                self.problem("RF005", f"`{text}` is not one expansion", node)
+            parts.append(text)
             mask.append("\0")
             self._scan_dynamic(node, depth, flags)
         elif t == "extglob_pattern" or t == "regex":
@@ -475,13 +498,16 @@ class _Front:
         assigns: list[Assignment] = []
         redirs = []
         pending_dollar = None
+        last_end = -1      # end byte of the previous word child (adjacent pieces join)
         for child in node.children:
             t = child.type
             if t == "variable_assignment":
                 assigns.append(self.assignment(child, depth, in_subst))
             elif t == "command_name":
                 for sub in child.children:
-                    words.append(self.word(sub, depth, in_subst))
+                    w = self.word(sub, depth, in_subst)
+                    words[-1:] = [_join(words[-1], w)] if words else [w]
+                last_end = child.end_byte
             elif t in _REDIRECTS:
                 redirs.append(child)
             elif child.is_named and t in _WORDISH:
@@ -491,14 +517,23 @@ class _Front:
                     # $"..." (a translated string) arrives as '$' + string
                     words[-1] = Word(w.value, "$" + w.raw, (words[-1].span[0], w.span[1]),
                                      w.dynamic, w.glob, True, w.subst)
+                elif words and last_end == child.start_byte:
+                    words[-1] = _join(words[-1], w)
                 else:
                     words.append(w)
                 pending_dollar = None
+                last_end = child.end_byte
             elif not child.is_named:
                 self.cover(child, True)
                 s = self.src(child)
-                words.append(Word(s, s, self.nspan(child), False, False, False, "`" in s))
+                w = Word(s, s, self.nspan(child), _SPECIAL_PARAM.search(s) is not None, False,
+                         False, "`" in s)
+                if words and last_end == child.start_byte:
+                    words[-1] = _join(words[-1], w)
+                else:
+                    words.append(w)
                 pending_dollar = child if s == "$" else None
+                last_end = child.end_byte
             else:
                 self.cover(child)
                 self.problem("RF005", f"unexpected {t} in a command", child)
@@ -550,7 +585,13 @@ class _Front:
             ct = child.type
             if ct == "file_descriptor":
                 self.cover(child, True)
-                fd = int(self.src(child)) if self.src(child).isdigit() else None
+                text = self.src(child)
+                if text.isdigit():
+                    fd = int(text)
+                else:
+                    # `head -200>f`: only an all-digit word is a descriptor; bash
+                    # passes `-200` to the command as an argument
+                    extra.append(Word(text, text, self.nspan(child)))
             elif not child.is_named:
                 self.cover(child)
                 op = op or ct
@@ -567,10 +608,18 @@ class _Front:
                 # `cat <<'EOF' > out`: tree-sitter nests the second redirect
                 extra.extend(self.redirect(child, owner, depth, in_subst))
             elif ct in _WORDISH:
-                if target is None:
-                    target = self.word(child, depth, in_subst)
+                w = self.word(child, depth, in_subst)
+                last = extra[-1] if extra else target
+                if last is not None and self._adjacent(last, child):
+                    # `> $f-$g.md5`: tree-sitter splits one word into adjacent nodes
+                    if extra:
+                        extra[-1] = _join(last, w)
+                    else:
+                        target = _join(last, w)
+                elif target is None:
+                    target = w
                 else:
-                    extra.append(self.word(child, depth, in_subst))
+                    extra.append(w)
             else:
                 # A heredoc line's continuation (`cat <<EOF | sh`) hangs off the
                 # redirect in tree-sitter's tree; its leading '|' makes it a
@@ -637,6 +686,14 @@ class _Front:
             self.script.problems.append(ParseProblem(
                 "RF002", "a backslash-newline inside a word was split by the parser",
                 self.span(start, end)))
+
+
+def _join(a: Word, b: Word) -> Word:
+    """Two adjacent pieces tree-sitter left apart are one word to bash."""
+    raw = a.raw + b.raw
+    glob = a.glob or b.glob or (BRACE_EXPANSION.search(raw) is not None)
+    return Word(a.value + b.value, raw, (a.span[0], b.span[1]), a.dynamic or b.dynamic, glob,
+                a.quoted or b.quoted, a.subst or b.subst)
 
 
 def _first_error(root):
