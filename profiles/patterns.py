@@ -53,10 +53,16 @@ class PatternError(ValueError):
         self.column = column
 
 
+_VERSION: str | None = None
+
+
 def grammar_version() -> str:
     """Identifies grammar + compiled format; stale caches are ignored."""
-    digest = hashlib.sha256(GRAMMAR_PATH.read_bytes()).hexdigest()[:16]
-    return f"{FORMAT_VERSION}:{digest}"
+    global _VERSION
+    if _VERSION is None:
+        digest = hashlib.sha256(GRAMMAR_PATH.read_bytes()).hexdigest()[:16]
+        _VERSION = f"{FORMAT_VERSION}:{digest}"
+    return _VERSION
 
 
 # --------------------------------------------------------------------------- compile
@@ -292,6 +298,7 @@ def _write_table(path: Path, version: str, table: Mapping[str, Compiled]) -> Non
 
 
 _MEMO: dict[str, dict[str, Compiled]] = {}
+_COMPILED: dict[str, Compiled] = {}
 _BUILTIN: dict[str, Compiled] | None = None
 
 
@@ -325,7 +332,9 @@ def compile_table(sources: Iterable[str], *, env: Mapping[str, str] | None = Non
         elif src in cached:
             table[src] = cached[src]
         else:
-            table[src] = compile_pattern(src)
+            if src not in _COMPILED:   # profiles built in code have no digest: memo anyway
+                _COMPILED[src] = compile_pattern(src)
+            table[src] = _COMPILED[src]
             dirty = True
     if dirty and path is not None:
         _write_table(path, version, {s: table[s] for s in missing})

@@ -110,6 +110,7 @@ def _env(tmp_path):
 def test_cache_is_written_keyed_by_digest_and_reused(tmp_path, monkeypatch):
     env = _env(tmp_path)
     monkeypatch.setattr(patterns, "_MEMO", {})
+    monkeypatch.setattr(patterns, "_COMPILED", {})
     table = compile_table(["mytool run <x>"], env=env, digest="d1")
     path = tmp_path / "rfhome/cache/patterns/d1.json"
     data = json.loads(path.read_text())
@@ -119,6 +120,7 @@ def test_cache_is_written_keyed_by_digest_and_reused(tmp_path, monkeypatch):
     assert table["mytool run <x>"] == (("lit", "mytool"), ("lit", "run"), ("hole", "x"))
     # A second process-level lookup must come from the file: make compiling impossible.
     monkeypatch.setattr(patterns, "_MEMO", {})
+    monkeypatch.setattr(patterns, "_COMPILED", {})
     monkeypatch.setattr(patterns, "compile_pattern",
                         lambda s: pytest.fail(f"recompiled {s!r} despite the cache"))
     assert compile_table(["mytool run <x>"], env=env, digest="d1") == table
@@ -131,6 +133,7 @@ def test_cache_is_written_keyed_by_digest_and_reused(tmp_path, monkeypatch):
 def test_corrupt_or_stale_cache_is_ignored_and_rebuilt(tmp_path, monkeypatch, garbage):
     env = _env(tmp_path)
     monkeypatch.setattr(patterns, "_MEMO", {})
+    monkeypatch.setattr(patterns, "_COMPILED", {})
     path = tmp_path / "rfhome/cache/patterns/d2.json"
     path.parent.mkdir(parents=True)
     if garbage is None:
@@ -145,6 +148,7 @@ def test_corrupt_or_stale_cache_is_ignored_and_rebuilt(tmp_path, monkeypatch, ga
 
 def test_unwritable_cache_dir_still_compiles(tmp_path, monkeypatch):
     monkeypatch.setattr(patterns, "_MEMO", {})
+    monkeypatch.setattr(patterns, "_COMPILED", {})
     blocker = tmp_path / "file"
     blocker.write_text("")
     env = {"RINGFENCE_HOME": str(blocker)}   # cache dir would be under a regular file

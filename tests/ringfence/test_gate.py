@@ -174,3 +174,13 @@ def test_end_to_end_through_the_classifier():
     assert v.verdict == "one_time"
     assert decide(v, build, grants=frozenset({"whoami"})).decision == "ask"
     assert decide(classify("echo DONE"), strict).decision == "allow"
+
+
+def test_profile_built_in_code_without_digest():
+    from profiles.model import CommandRule, Profile
+
+    prof = Profile(name="inline", rules=(CommandRule("deny", "curl **"),
+                                         CommandRule("allow", "ls *")))
+    assert decide(verdict("capability", cap("curl", "x")), prof).decision == "deny"
+    assert decide(verdict("capability", cap("ls", "-l")), prof).decision == "allow"
+    assert decide(verdict("capability", cap("ls")), prof).decision == "ask"
