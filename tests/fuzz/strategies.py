@@ -133,3 +133,10 @@ SHELL_ALPHABET = st.sampled_from(list("abc -|&;<>()$`'\"\\{}[]*?~=#!\n\t01234567
                                   "é", "\udcff"])
 any_text = st.one_of(st.text(max_size=80),
                      st.lists(SHELL_ALPHABET, max_size=40).map("".join))
+
+# The same constructs made inert: single-quoted or escaped (SPEC §2: "not
+# inside single quotes or when escaped").
+# (An unquoted `\$(date)` is not one of them: the `(` is then a bash syntax error.)
+DEAD = ("'$(date)'", '"\\$(date)"', "\\$\\(date\\)", "'`date`'", "\\`date\\`", '"\\`date\\`"',
+        "'<(ls)'", "'${x:-$(pwd)}'", "\\${x:-y}")
+dead_word = st.sampled_from(DEAD)

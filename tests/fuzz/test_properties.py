@@ -88,3 +88,12 @@ def test_wrapping_never_hides_a_capability(classify, words, wrap, tail):
     wrapped = classify(f"{wrap} {S.render(words)}{tail}")
     assert set(plain.keys) <= set(wrapped.keys), (plain.keys, wrapped.keys)
     assert wrapped.verdict != "helper"
+
+
+@FUZZ
+@given(words=S.simple_words(), dead=S.dead_word)
+def test_dead_substitution_is_just_a_word(classify, words, dead):
+    plain = classify(S.render(words) + " x")
+    quoted = classify(S.render(words) + " " + dead)
+    assert quoted.keys == plain.keys
+    assert quoted.verdict == plain.verdict, (quoted.command, quoted.codes)
