@@ -9,10 +9,14 @@ Output (stdout): ``{"hookSpecificOutput": {"hookEventName": "PreToolUse",
 "updatedInput": {...}}}``; ``updatedInput`` replaces the whole tool input, so it
 carries every original field with only ``command`` rewritten.
 
-Decision (gate context ``host``: without ``--wrap`` the command runs on the
-machine): a helper, or a capability that is granted or allowed by a rule ->
-allow; a deny rule -> deny; anything else -> ask, with the findings' codes and
-messages as the reason. Other tools get no decision (empty output). Anything we
+Decision. Without ``--wrap`` the command runs on the machine, so the gate judges
+it in the ``host`` context: a helper, or a capability that is granted or allowed
+by a rule -> allow; a deny rule -> deny; anything else -> ask, with the findings'
+codes and messages as the reason. With ``--wrap`` the command runs inside the
+profile's sandbox under ``ringfence run``, so it is judged in the ``sandbox``
+context: the sandbox is the boundary, deny rules still deny, and ask rules (e.g.
+``git push`` under Build) still ask; asking about everything the sandbox already
+contains would only teach people to click "yes". Other tools get no decision (empty output). Anything we
 cannot read or evaluate gets a safe ``ask`` with the reason, never an allow.
 
 Runs on every agent command: stdlib + tree-sitter + our packages only.
@@ -116,7 +120,7 @@ def respond(payload: Any, *, profile: str | None = None, wrap: bool = False,
     session = session_for(payload, env)
     grants, note = _grants(session, env)
     verdict = classify(command)
-    decision = decide(verdict, prof, grants=grants, context="host")
+    decision = decide(verdict, prof, grants=grants, context="sandbox" if wrap else "host")
     reason = _reason(verdict, decision, prof.name, note)
     if decision.decision == "deny" or not wrap:
         return output(decision.decision, reason)

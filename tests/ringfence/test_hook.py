@@ -227,6 +227,24 @@ def test_wrap_sets_updated_input_keeping_other_fields(home):
 
 
 @needs_classifier
+def test_wrap_judges_in_the_sandbox_context(home):
+    # Unwrapped, an ungranted capability runs on the host: ask (Build) or deny
+    # (Strict denies host requests). Wrapped, it runs inside the sandbox, which is
+    # the boundary: allow, but deny and ask rules still hold.
+    cmd = "longbridge news FIG.US 2>&1 | head -30"
+    assert answer(hook(json.dumps(payload(cmd)), "--profile", "build"))["permissionDecision"] == "ask"
+    assert answer(hook(json.dumps(payload(cmd)), "--profile", "strict"))["permissionDecision"] == "deny"
+    for prof in ("build", "strict"):
+        out = answer(hook(json.dumps(payload(cmd)), "--profile", prof, "--wrap"))
+        assert out["permissionDecision"] == "allow", (prof, out)
+        assert out["updatedInput"]["command"].startswith("ringfence run --profile ")
+    push = answer(hook(json.dumps(payload("git push origin main")), "--profile", "build", "--wrap"))
+    assert push["permissionDecision"] == "ask"
+    denied = answer(hook(json.dumps(payload("git push origin main")), "--profile", "strict", "--wrap"))
+    assert denied["permissionDecision"] == "deny" and "updatedInput" not in denied
+
+
+@needs_classifier
 def test_hook_imports_no_typer_rich_or_lark(home):
     code = textwrap.dedent("""
         import io, json, sys
