@@ -48,6 +48,11 @@ def simple_words(draw) -> list[str]:
     """Unquoted words of one simple command: program [subcommand] args."""
     words = [draw(program)]
     if words[0] in ("git", "npm", "cargo", "docker", "kubectl"):
+        # Global options come before the subcommand and must be skipped when
+        # the key is built (`git -C dir push` is `git push`).
+        if words[0] == "git" and draw(st.booleans()):
+            words += draw(st.sampled_from((["-C", "src"], ["--no-pager"], ["-P"],
+                                           ["--git-dir", "x/.git"])))
         words.append(draw(st.sampled_from(SUBCOMMANDS)))
     words += draw(st.lists(arg_text, max_size=4))
     return words

@@ -78,7 +78,24 @@ def test_requoting_a_word_keeps_the_keys(classify, words, data):
     requoted = classify(S.render(words, styles))
     assert requoted.keys == plain.keys
     assert requoted.verdict == plain.verdict
-    assert [c.argv for c in requoted.capabilities] == [c.argv for c in plain.capabilities]
+    # And the argv is exactly bash's words after quote removal.
+    assert [c.argv for c in requoted.capabilities] == [tuple(words)]
+
+
+JOINERS = ("{a} && {b}", "{a} || {b}", "{a}; {b}", "{a} | {b}", "if {a}; then {b}; fi",
+           "( {a} ) && {{ {b}; }}", "while {a}; do {b}; done", "{a} 2>&1 | {b}")
+
+
+@FUZZ
+@given(a=S.simple_words(), b=S.simple_words(), joiner=st.sampled_from(JOINERS), data=st.data())
+def test_requoting_inside_compound_commands_keeps_the_keys(classify, a, b, joiner, data):
+    styles_a = data.draw(st.lists(S.quote_style, min_size=len(a), max_size=len(a)))
+    styles_b = data.draw(st.lists(S.quote_style, min_size=len(b), max_size=len(b)))
+    plain = classify(joiner.format(a=S.render(a), b=S.render(b)))
+    requoted = classify(joiner.format(a=S.render(a, styles_a), b=S.render(b, styles_b)))
+    assert requoted.keys == plain.keys
+    assert requoted.verdict == plain.verdict
+    assert sorted(c.argv for c in requoted.capabilities) == sorted(c.argv for c in plain.capabilities)
 
 
 @FUZZ
