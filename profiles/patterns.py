@@ -221,11 +221,13 @@ def argv_views(key: str, argv: Sequence[str]) -> tuple[tuple[str, ...], ...]:
 
 def render(compiled: Compiled) -> str:
     """Canonical source text of a compiled pattern (for messages)."""
+    def word(w: str) -> str:
+        return w if w and not any(c in w for c in " \t*<>{},'\"") else repr(w)
+
     out = []
     for tok in compiled:
         if tok[0] == "lit":
-            w = tok[1]
-            out.append(w if w and not any(c in w for c in " \t*<>{},'\"") else repr(w))
+            out.append(word(tok[1]))
         elif tok[0] == "any":
             out.append("*")
         elif tok[0] == "rest":
@@ -233,7 +235,7 @@ def render(compiled: Compiled) -> str:
         elif tok[0] == "hole":
             out.append(f"<{tok[1]}>")
         else:
-            out.append("{" + ",".join(tok[1]) + "}")
+            out.append("{" + ",".join(word(w) for w in tok[1]) + "}")
     return " ".join(out)
 
 
@@ -268,14 +270,60 @@ def _from_json(obj) -> Compiled:
     return tuple(out)
 
 
-def _read_table(path: Path, version: str) -> dict[str, Compiled] | None:
+def _split_words(source: str) -> list[str] | None:
+    """Blank-separated words, quotes kept; None if a quote is unterminated."""
+    words, cur, quote = [], "", ""
+    for ch in source:
+        if quote:
+            cur += ch
+            if ch == quote and not (quote == '"' and cur.endswith('\\"')
+                                    and not cur.endswith('\\\\"')):
+                quote = ""
+        elif ch in "'\"":
+            cur, quote = cur + ch, ch
+        elif ch in " \t":
+            if cur:
+                words.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if quote:
+        return None
+    return words + [cur] if cur else words
+
+
+def consistent(source: str, compiled: Compiled) -> bool:
+    """Does ``compiled`` say what ``source`` says? Checked without lark.
+
+    The on-disk cache is outside the sandbox, but it is still a file: an entry
+    that does not render back to its source is treated as corrupt (ignored and
+    recompiled), so a tampered cache cannot quietly turn ``git push **`` into a
+    pattern that never matches. Words we cannot check this way (quoted
+    alternatives) fail the check and are simply recompiled.
+    """
+    words = _split_words(source)
+    if words is None or len(words) != len(compiled):
+        return False
+    for word, tok in zip(words, compiled):
+        if word[0] in "'\"" and word[-1] == word[0] and len(word) >= 2:
+            if tok != ("lit", _unquote(word)):
+                return False
+        elif render((tok,)) != word:
+            return False
+    return True
+
+
+def _read_table(path: Path, version: str, *, verify: bool = True) -> dict[str, Compiled] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         if data.get("version") != version:
             return None
-        return {src: _from_json(toks) for src, toks in data["patterns"].items()}
+        table = {src: _from_json(toks) for src, toks in data["patterns"].items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # missing or corrupt: recompile and rewrite
+    if verify:
+        table = {src: toks for src, toks in table.items() if consistent(src, toks)}
+    return table
 
 
 def _write_table(path: Path, version: str, table: Mapping[str, Compiled]) -> None:
@@ -305,7 +353,8 @@ _BUILTIN: dict[str, Compiled] | None = None
 def builtin_table() -> dict[str, Compiled]:
     global _BUILTIN
     if _BUILTIN is None:
-        _BUILTIN = _read_table(BUILTIN_TABLE_PATH, grammar_version()) or {}
+        # Shipped inside the package, as trusted as the code; a test keeps it exact.
+        _BUILTIN = _read_table(BUILTIN_TABLE_PATH, grammar_version(), verify=False) or {}
     return _BUILTIN
 
 

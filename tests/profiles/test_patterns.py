@@ -146,6 +146,30 @@ def test_corrupt_or_stale_cache_is_ignored_and_rebuilt(tmp_path, monkeypatch, ga
                                                                       ["rest"]]}
 
 
+@pytest.mark.parametrize("source,tampered", [
+    ("git push **", [["lit", "git"], ["lit", "push"]]),                 # ** dropped
+    ("git push **", [["lit", "git"], ["lit", "pull"], ["rest"]]),
+    ("npm run {test,build}", [["lit", "npm"], ["lit", "run"], ["alt", ["test,build"]]]),
+    ("grep 'a b' *", [["lit", "grep"], ["lit", "a"], ["any"]]),
+    ("lb news <t>", [["lit", "lb"], ["lit", "news"], ["any"]]),
+])
+def test_tampered_cache_entry_is_recompiled(tmp_path, monkeypatch, source, tampered):
+    env = _env(tmp_path)
+    monkeypatch.setattr(patterns, "_MEMO", {})
+    monkeypatch.setattr(patterns, "_COMPILED", {})
+    path = tmp_path / "rfhome/cache/patterns/d4.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"version": patterns.grammar_version(),
+                                "patterns": {source: tampered}}))
+    assert compile_table([source], env=env, digest="d4") == {source: compile_pattern(source)}
+
+
+@pytest.mark.parametrize("source", ["git push **", "npm run {test,build}", "lb news <t> *",
+                                    "grep 'a b' \"c\\\"d\" **", "  a \t b  "])
+def test_consistent_accepts_the_real_compiled_form(source):
+    assert patterns.consistent(source, compile_pattern(source))
+
+
 def test_unwritable_cache_dir_still_compiles(tmp_path, monkeypatch):
     monkeypatch.setattr(patterns, "_MEMO", {})
     monkeypatch.setattr(patterns, "_COMPILED", {})
