@@ -312,8 +312,12 @@ def workspace_problems(chain: Chain, workspace: str) -> list[tuple[Problem, Loca
     workspace/tooling dir//tmp, no credential opt-ins. Tightening is fine.
     """
     out: list[tuple[Problem, Located]] = []
+    # The user config dir is read-denied inside every sandbox, so it stays the
+    # user's even when the workspace is (an ancestor of) the home directory.
+    user_dir = str(_config_home(os.environ))
     for layer in chain.layers:
-        if layer.builtin or not _inside(layer.path, workspace):
+        if (layer.builtin or not _inside(layer.path, workspace)
+                or _inside(layer.path, user_dir)):
             continue
         d = layer.data
 
@@ -357,7 +361,9 @@ def load_profile(name_or_path: str, *, workspace: str | None = None) -> Profile:
     if workspace is not None:
         for problem, where in workspace_problems(chain, workspace):
             _raise(problem, where)
-        local = [lyr for lyr in chain.layers if not lyr.builtin and _inside(lyr.path, workspace)]
+        user_dir = str(_config_home(os.environ))
+        local = [lyr for lyr in chain.layers if not lyr.builtin and _inside(lyr.path, workspace)
+                 and not _inside(lyr.path, user_dir)]
         if local and not profile.sandbox:   # e.g. extends a sandbox-off file by path
             _raise(Problem(CODE_WORKSPACE, "a profile file inside the workspace cannot turn the "
                            "sandbox off (the agent can edit it)", "extends",

@@ -316,6 +316,20 @@ def test_workspace_file_extending_a_sandbox_off_file_by_path(tmp_path):
     assert (err.line, err.key) == (1, "extends") and "sandbox off" in err.message
 
 
+def test_user_config_is_trusted_even_when_the_workspace_is_home(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    user = write(home, ".config/ringfence/config.toml",
+                 'extends = "build"\n[commands]\nallow = ["make test"]\n')
+    prof, why = resolve_active(None, env={"HOME": str(home)}, workspace=str(home))
+    assert why == f"user config {user}" and ("allow", "make test") in \
+        [(r.action, r.pattern) for r in prof.rules]
+    write(home, ".ringfence.toml", 'extends = "build"\n[commands]\nallow = ["make test"]\n')
+    with pytest.raises(ProfileError, match="cannot add allow rules"):
+        resolve_active(None, env={"HOME": str(home)}, workspace=str(home))
+
+
 def test_workspace_file_may_tighten(tmp_path):
     ws = tmp_path / "ws"
     p = write(ws, ".ringfence.toml", 'extends = "build"\nhost = "deny"\n[filesystem]\n'
