@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,7 @@ _PYTHON_NAME = re.compile(r"python[0-9.]*|pypy[0-9.]*")
 _LUA_NAME = re.compile(r"lua[0-9.]*|luajit")
 
 
+@lru_cache(maxsize=4096)
 def interp_for(name: str) -> tuple[str, Interp] | None:
     """The shell/interpreter row for a program basename, if any."""
     if name in SHELLS:

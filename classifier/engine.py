@@ -37,10 +37,13 @@ def classify(command: str) -> Verdict:
         return Verdict(command, "one_time", findings=findings)
     ctx = Context(script, analyze(script))
     decorations = [Decoration(code, ctx.text(span), span)
-                   for code, check in decoration.CHECKS for span, _ in check(ctx)]
+                   for code, check, gate in decoration.CHECKS if gate(ctx)
+                   for span, _ in check(ctx)]
     findings: dict[tuple, Finding] = {}
     for family in _FINDING_FAMILIES:
-        for code, check in family:
+        for code, check, gate in family:
+            if not gate(ctx):
+                continue           # the check wants nothing this command has
             for span, message in check(ctx):
                 findings.setdefault((code, span), Finding(code, _message(code, message), span))
     ordered = sorted(findings.values(), key=lambda f: (f.span[0], f.code))

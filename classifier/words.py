@@ -121,4 +121,5 @@ def decode_ansi_c(inner: str) -> str:
             i += 1
         else:
             out.append("\\" + e)
-    return "".join(out)
+    # bash builds a C string: a NUL escape ($'a\0b') ends the word there
+    return "".join(out).split("\0", 1)[0]

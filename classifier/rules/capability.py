@@ -7,7 +7,7 @@ from typing import Iterable
 
 from ..data import NETWORK_PATH
 from ..verdict import Capability
-from . import Context, Hit
+from . import Context, Hit, always, facts, redirects
 
 
 def _counted(ctx: Context):
@@ -74,9 +74,9 @@ def capabilities(ctx: Context) -> list[Capability]:
 
 
 CHECKS = (
-    ("RF201", wrapper),
-    ("RF202", launcher),
-    ("RF203", multiplexer),
-    ("RF204", input_read),
-    ("RF205", path_qualified),
+    ("RF201", wrapper, facts("wrapper")),
+    ("RF202", launcher, facts("launcher")),
+    ("RF203", multiplexer, facts("multiplexer")),
+    ("RF204", input_read, redirects),
+    ("RF205", path_qualified, always),
 )

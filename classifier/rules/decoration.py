@@ -14,7 +14,7 @@ from .. import data
 from ..analysis import Invocation, skip_options
 from ..embedded import OK, awk_program, sed_script
 from ..ir import Command, Redirect, Word
-from . import Context, Hit
+from . import Context, Hit, always, constructs, pipelines, redirects
 
 
 # --- redirects ---------------------------------------------------------------
@@ -233,11 +233,11 @@ def comment(ctx: Context) -> Iterable[Hit]:
 
 # Order matters: redirects first (filters consult them), helpers before filters.
 CHECKS = (
-    ("RF301", fd_duplication),
-    ("RF302", fd_close),
-    ("RF303", dev_null),
-    ("RF304", std_stream),
-    ("RF306", helper_command),
-    ("RF305", filter_stage),
-    ("RF307", comment),
+    ("RF301", fd_duplication, redirects),
+    ("RF302", fd_close, redirects),
+    ("RF303", dev_null, redirects),
+    ("RF304", std_stream, redirects),
+    ("RF306", helper_command, always),
+    ("RF305", filter_stage, pipelines),
+    ("RF307", comment, constructs("comment")),
 )

@@ -8,7 +8,8 @@ from .. import data
 from ..analysis import Invocation, skip_options
 from ..embedded import EXEC, NAMES, UNKNOWN, awk_program, sed_script
 from ..ir import Word
-from . import Context, Hit
+from . import (Context, Hit, assignments, constructs, facts, interpreters, names,
+               redirects)
 from .decoration import _is_fd
 
 
@@ -373,33 +374,35 @@ def lookup_change(ctx: Context) -> Iterable[Hit]:
             yield inv.argv[0].span, "`hash -p` binds a command name to another file"
 
 
+_BUILTINS = names(data.ONE_TIME_BUILTINS)
+
 CHECKS = (
-    ("RF101", command_substitution),
-    ("RF102", process_substitution),
-    ("RF103", heredoc),
-    ("RF104", here_string),
-    ("RF105", file_write),
-    ("RF106", network_redirect),
-    ("RF107", shell_inline),
-    ("RF108", interpreter_inline),
-    ("RF109", git_exec),
-    ("RF110", awk_exec),
-    ("RF111", sed_exec),
-    ("RF112", env_split),
-    ("RF113", option_exec),
-    ("RF114", shell_launcher),
-    ("RF115", launched_shell),
-    ("RF116", stdin_program),
-    ("RF117", eval_),
-    ("RF118", source),
-    ("RF119", alias),
-    ("RF120", function_definition),
-    ("RF121", trap),
-    ("RF122", exec_assignment),
-    ("RF123", escalation),
-    ("RF124", background),
-    ("RF125", coproc),
-    ("RF126", detach),
-    ("RF127", dynamic_subcommand),
-    ("RF128", lookup_change),
+    ("RF101", command_substitution, constructs("command-substitution")),
+    ("RF102", process_substitution, constructs("process-substitution")),
+    ("RF103", heredoc, redirects),
+    ("RF104", here_string, redirects),
+    ("RF105", file_write, redirects),
+    ("RF106", network_redirect, redirects),
+    ("RF107", shell_inline, interpreters),
+    ("RF108", interpreter_inline, interpreters),
+    ("RF109", git_exec, names({"git"})),
+    ("RF110", awk_exec, names(data.AWKS)),
+    ("RF111", sed_exec, names(data.SEDS)),
+    ("RF112", env_split, facts("env-split")),
+    ("RF113", option_exec, names(set(data.EXEC_OPTIONS) | data.PLUS_COMMAND)),
+    ("RF114", shell_launcher, facts("shell-launcher")),
+    ("RF115", launched_shell, facts("launched-shell")),
+    ("RF116", stdin_program, interpreters),
+    ("RF117", eval_, _BUILTINS),
+    ("RF118", source, _BUILTINS),
+    ("RF119", alias, _BUILTINS),
+    ("RF120", function_definition, constructs("function")),
+    ("RF121", trap, _BUILTINS),
+    ("RF122", exec_assignment, assignments),
+    ("RF123", escalation, facts("escalation")),
+    ("RF124", background, constructs("background")),
+    ("RF125", coproc, facts("coproc")),
+    ("RF126", detach, lambda ctx: "detach" in ctx.fact_kinds or "disown" in ctx.names),
+    ("RF127", dynamic_subcommand, facts("dynamic-subcommand")),
+    ("RF128", lookup_change, names({"enable", "hash"})),
 )

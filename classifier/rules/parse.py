@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..analysis import static_name
-from . import Context, Hit
+from . import Context, Hit, always, redirects
 
 
 def dynamic_command_name(ctx: Context) -> Iterable[Hit]:
@@ -29,6 +29,6 @@ def heredoc_substitution(ctx: Context) -> Iterable[Hit]:
 
 
 CHECKS = (
-    ("RF003", dynamic_command_name),
-    ("RF004", heredoc_substitution),
+    ("RF003", dynamic_command_name, always),
+    ("RF004", heredoc_substitution, redirects),
 )

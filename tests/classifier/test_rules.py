@@ -41,7 +41,7 @@ def test_every_engine_code_is_registered():
     from classifier.rules import capability, decoration, onetime, parse
 
     engine_codes = [code for fam in (parse.CHECKS, onetime.CHECKS, capability.CHECKS,
-                                     decoration.CHECKS) for code, _ in fam]
+                                     decoration.CHECKS) for code, _, _ in fam]
     assert len(engine_codes) == len(set(engine_codes))
     parse_problem_codes = {"RF001", "RF002", "RF005", "RF006", "RF007", "RF008", "RF009",
                            "RF010"}
