@@ -15,6 +15,8 @@ import sys
 import tempfile
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import ROOT
 from rfcore.rules import REGISTRY
@@ -179,6 +181,62 @@ def test_run_jsonl_spans_chunk_boundaries():
     assert bad == 0 and [o["command"] for o in objs] == cmds
 
 
+def _batches(data: bytes) -> list:
+    with tempfile.TemporaryFile() as f:
+        f.write(data)
+        f.seek(0)
+        return list(fast._read_batches(f.fileno()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\r", b"xyzxyzxyz"]),
+                     max_size=40).map(b"".join),
+       chunk=st.integers(1, 12), max_line=st.integers(1, 20))
+def test_read_batches_splits_lines_like_split_and_drops_overlong_ones(data, chunk, max_line):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fast, "_CHUNK", chunk)
+        mp.setattr(fast, "_MAX_LINE", max_line)
+        batches = _batches(data)
+    expected = data.split(b"\n")
+    if expected[-1] == b"":
+        expected.pop()                      # a final newline ends the last line
+    expected = [line if len(line) <= max_line else None for line in expected]
+    got, next_line = [], 1
+    for first, lines, _full in batches:
+        assert first == next_line
+        got += lines
+        next_line += len(lines)
+    assert got == expected
+
+
+def test_overlong_line_gets_an_error_object_and_the_rest_goes_on(monkeypatch):
+    monkeypatch.setattr(fast, "_MAX_LINE", 10)
+    objs, bad = _stream(b'"ok"\n"' + b"x" * 50 + b'"\n"fine"\n')
+    assert bad == 1
+    assert objs[1] == {"error": "line is longer than 10 bytes", "line": 2}
+    assert [objs[0]["command"], objs[2]["command"]] == ["ok", "fine"]
+
+
+def test_parallel_workers_keep_the_input_order():
+    cmds = [f"echo {i}" for i in range(20000)]                # many 64 KiB reads
+    data = "".join(json.dumps(c) + "\n" for c in cmds).encode() + b"7\n"
+    chunks: list[bytes] = []
+    with tempfile.TemporaryFile() as f:
+        f.write(data)
+        f.seek(0)
+        bad = fast.run_jsonl(f.fileno(), chunks.append, _fake_classify, jobs=2)
+    objs = [json.loads(line) for line in b"".join(chunks).decode().splitlines()]
+    assert bad == 1
+    assert [o["command"] for o in objs[:-1]] == cmds
+    assert objs[-1] == {"error": "line is a JSON int, expected a JSON string", "line": 20001}
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "x", "65"])
+def test_bad_jobs_is_a_usage_error(value):
+    assert_clean_failure(rf("check", "--jsonl", "--jobs", value), 2,
+                         "expected a number of workers from 1 to 64")
+
+
 def test_lone_surrogates_are_written_as_valid_json_escapes():
     objs, bad = _stream(b'"rm \\ud800 x"\n')
     assert bad == 0 and objs[0]["command"] == "rm \ud800 x"
@@ -257,6 +315,19 @@ def test_jsonl_is_in_order_and_matches_check_json():
     assert proc.returncode == 0, err
     assert out.splitlines() == [json.dumps(classify(c).to_json(), ensure_ascii=False)
                                 for c in cmds]
+
+
+@needs_engine
+def test_jsonl_workers_give_the_same_output_as_one_process(tmp_path):
+    cmds = [MISSION, "ls | head", "cat <<EOF\nhi\nEOF", "echo $(id)", "git -C x push",
+            "rm \ud800", "for f in *; do wc -l \"$f\"; done"] * 1500   # > 64 KiB
+    stdin = b"".join(json.dumps(c).encode() + b"\n" for c in cmds)
+    assert len(stdin) > 2 * fast._CHUNK
+    one, two = rf("check", "--jsonl", "--jobs", "1", stdin=stdin), \
+        rf("check", "--jsonl", "--jobs", "2", stdin=stdin)
+    assert one.returncode == two.returncode == 0
+    assert one.stdout == two.stdout
+    assert one.stdout.count(b"\n") == len(cmds)
 
 
 @needs_engine
