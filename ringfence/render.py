@@ -202,30 +202,57 @@ def _node_label(kind: str, item, verdict: Verdict) -> Text:
     return label
 
 
-def invocation_tree(verdict: Verdict) -> Tree:
-    """The tree of invocations, built from the Verdict's spans by containment.
+_PIPES = ("|", "|&")
 
-    A capability's span is its whole simple command, so decorations and findings
-    inside it hang under it; its argv (wrappers already unwrapped by the
-    classifier) and effects are its leaves. Top-level items keep source order,
-    and the operator that joins them (``|``, ``&&``, ``;``...) is shown.
+
+def _is_operator(text: str) -> bool:
+    return bool(text) and len(text) <= 3 and not any(c.isalnum() for c in text)
+
+
+def _prefixed(node: Tree, joiner: str) -> Tree:
+    if _is_operator(joiner):
+        node.label = Text(f"{visible(joiner)} ", style="bold").append_text(node.label)
+    return node
+
+
+def invocation_tree(verdict: Verdict) -> Tree:
+    """The tree of invocations: lists -> pipelines -> commands -> argv.
+
+    Built from the Verdict's spans alone (the same objects as the JSON). A
+    capability's span is its whole simple command, so the decorations and
+    findings inside it hang under it; its argv (wrappers already unwrapped by
+    the classifier) and effects are its leaves. Top-level items joined by ``|``
+    form a pipeline node; the operator joining list items (``&&``, ``;``...)
+    prefixes them. An item separated from the previous one by blanks only
+    (``git push 2>&1``: the redirect lies outside the argv's span) belongs to
+    the same simple command and hangs under it.
     """
+    command = verdict.command
     root = Tree(Text(f"bash -c  ({verdict.verdict})", style=CLASS_STYLE.get(verdict.verdict)))
     order = {k: i for i, k in enumerate(KINDS)}
     items = sorted(_spans(verdict), key=lambda s: (s[1][0], -s[1][1], order[s[0]]))
     stack: list[tuple[int, Tree]] = []      # (end, node) of open containers
+    groups: list[tuple[str, list[tuple[str, Tree]]]] = []   # (joiner, [(gap, stage)])
     prev_end = 0
     for kind, (start, end), item in items:
         while stack and start >= stack[-1][0]:
             stack.pop()
-        parent = stack[-1][1] if stack else root
-        label = _node_label(kind, item, verdict)
-        if not stack:
-            joiner = verdict.command[prev_end:start].strip()
-            if joiner and len(joiner) <= 3 and not any(c.isalnum() for c in joiner):
-                label = Text(f"{visible(joiner)} ", style="bold").append_text(label)
+        node = Tree(_node_label(kind, item, verdict))
+        if stack:
+            stack[-1][1].children.append(node)
+        else:
+            raw_gap = command[prev_end:start]
+            gap = raw_gap.strip()
+            piped = gap in _PIPES or (not gap and command[start:end].startswith("|"))
+            if piped and groups:
+                groups[-1][1].append((gap, node))
+            elif groups and not gap and "\n" not in raw_gap:
+                # only blanks since the previous item: the same simple command
+                # goes on (a redirect such as `2>&1` after the argv's span)
+                groups[-1][1][-1][1].children.append(node)
+            else:
+                groups.append((gap, [("", node)]))
             prev_end = max(prev_end, end)
-        node = parent.add(label)
         if kind == "capability":
             argv = node.add(Text("argv", style="dim"))
             for word in item.argv:
@@ -233,6 +260,14 @@ def invocation_tree(verdict: Verdict) -> Tree:
             for effect in item.effects:
                 node.add(Text(f"effect {visible(effect)}", style="dim"))
         stack.append((end, node))
+    for joiner, stages in groups:
+        if len(stages) == 1:
+            root.children.append(_prefixed(stages[0][1], joiner))
+            continue
+        pipeline = _prefixed(Tree(Text(f"pipeline ({len(stages)} stages)", style="bold")),
+                             joiner)
+        pipeline.children.extend(_prefixed(node, gap) for gap, node in stages)
+        root.children.append(pipeline)
     if not items:
         root.add(Text("(no invocations)", style="dim"))
     return root

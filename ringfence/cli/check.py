@@ -69,6 +69,9 @@ def register(app: typer.Typer) -> None:
         profile: Optional[str] = typer.Option(
             None, "--profile", metavar="P",
             help="Also decide allow/ask/deny under profile P (name or TOML path)."),
+        jobs: Optional[int] = typer.Option(
+            None, "--jobs", metavar="N",
+            help="--jsonl worker processes for large batches (default: usable CPUs, max 4)."),
     ) -> None:
         """Classify a command and print a readable verdict.
 
@@ -84,6 +87,7 @@ def register(app: typer.Typer) -> None:
 
             argv = (["--json"] if json_ else []) + (["--jsonl"] if jsonl else [])
             argv += ["--profile", profile] if profile else []
+            argv += ["--jobs", str(jobs)] if jobs is not None else []
             argv += ["--", command] if command is not None else []
             raise typer.Exit(fast.main(argv))
         if command is None:

@@ -400,3 +400,16 @@ def test_non_utf8_argv_gets_a_verdict_not_a_crash():
     assert proc.returncode == 0, proc.stderr
     obj = json.loads(proc.stdout)
     assert obj["verdict"] == "one_time"
+
+
+@needs_engine
+def test_typer_check_json_delegates_to_the_fast_path(capfd):
+    # `ringfence.cli.main` is reachable without the dispatcher (e.g. the Python
+    # API or a future entry point): --json there must print the same contract.
+    from ringfence import cli
+
+    assert cli.main(["check", "--json", MISSION]) == 0
+    via_typer = capfd.readouterr().out
+    assert via_typer == text(rf("check", "--json", MISSION))[0]
+    assert cli.main(["check", "--json"]) == 2
+    assert "--json needs the command to check" in capfd.readouterr().err

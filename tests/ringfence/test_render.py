@@ -112,7 +112,9 @@ def _labels(tree: Tree, depth: int = 0) -> list[tuple[int, str]]:
     return out
 
 
-def test_invocation_tree_nests_by_span_and_shows_joiners():
+def test_invocation_tree_nests_by_span_and_shows_joiners(monkeypatch):
+    for code in ("RF101", "RF301", "RF305", "RF306", "RF310"):
+        monkeypatch.delitem(render.REGISTRY, code, raising=False)
     cmd = "time git -C x push 2>&1 | tail -5 && echo $(date)"
     v = Verdict(cmd, "one_time",
                 (Capability("git push", "git", ("git", "-C", "x", "push"), (0, 23)),
@@ -120,15 +122,64 @@ def test_invocation_tree_nests_by_span_and_shows_joiners():
                 (Decoration("RF301", "2>&1", (19, 23)), Decoration("RF310", "tail -5", (26, 33))),
                 (Finding("RF101", "command substitution", (42, 49)),))
     labels = _labels(render.invocation_tree(v))
-    assert [d for d, _ in labels] == [0, 1, 2, 3, 3, 3, 3, 2, 1, 1, 2, 3, 3, 2]
-    texts = [t for _, t in labels]
-    assert texts[0] == "bash -c  (one_time)"
-    assert texts[1] == "capability git push  program git"
-    assert texts[2:7] == ["argv", "git", "-C", "x", "push"]
-    assert texts[7].startswith("decoration RF301") and texts[7].endswith("2>&1")
-    assert texts[8].startswith("| decoration RF310")
-    assert texts[9] == "&& capability echo"
-    assert texts[13].startswith("finding RF101") and texts[13].endswith("command substitution")
+    assert labels == [
+        (0, "bash -c  (one_time)"),
+        (1, "pipeline (2 stages)"),
+        (2, "capability git push  program git"),
+        (3, "argv"), (4, "git"), (4, "-C"), (4, "x"), (4, "push"),
+        (3, "decoration RF301 unregistered code  2>&1"),
+        (2, "| decoration RF310 unregistered code  tail -5"),
+        (1, "&& capability echo"),
+        (2, "argv"), (3, "echo"), (3, "$(date)"),
+        (2, "finding RF101 unregistered code  command substitution"),
+    ]
+
+
+def test_invocation_tree_keeps_a_trailing_redirect_with_its_command(monkeypatch):
+    for code in ("RF105", "RF301", "RF305"):
+        monkeypatch.delitem(render.REGISTRY, code, raising=False)
+    cmd = "git push 2>&1 | tail -5; echo hi > out.txt\nls 2>&1"
+    v = Verdict(cmd, "one_time",
+                (Capability("git push", "git", ("git", "push"), (0, 8)),
+                 Capability("echo", "echo", ("echo", "hi"), (25, 32)),
+                 Capability("ls", "ls", ("ls",), (43, 45))),
+                (Decoration("RF301", "2>&1", (9, 13)), Decoration("RF305", "| tail -5", (14, 23)),
+                 Decoration("RF301", "2>&1", (46, 50))),
+                (Finding("RF105", "writes out.txt", (33, 42)),))
+    for item in v.capabilities + v.decorations:
+        assert cmd[item.span[0]:item.span[1]] in (" ".join(getattr(item, "argv", ())),
+                                                  getattr(item, "text", None))
+    labels = [(d, t) for d, t in _labels(render.invocation_tree(v)) if d <= 3 and t != "argv"
+              and not t.isalpha()]
+    assert labels == [
+        (0, "bash -c  (one_time)"),
+        (1, "pipeline (2 stages)"),
+        (2, "capability git push  program git"),
+        (3, "decoration RF301 unregistered code  2>&1"),
+        (2, "decoration RF305 unregistered code  | tail -5"),
+        (1, "; capability echo"),
+        (2, "finding RF105 unregistered code  writes out.txt"),
+        (1, "capability ls"),
+        (2, "decoration RF301 unregistered code  2>&1"),
+    ]
+
+
+def test_invocation_tree_pipe_inside_a_decoration_span_and_lists(monkeypatch):
+    for code in ("RF305", "RF306"):
+        monkeypatch.delitem(render.REGISTRY, code, raising=False)
+    cmd = "ls | head; make\npwd"
+    v = Verdict(cmd, "capability",
+                (Capability("ls", "ls", ("ls",), (0, 2)),
+                 Capability("make", "make", ("make",), (11, 15))),
+                (Decoration("RF305", "| head", (3, 9)), Decoration("RF306", "pwd", (16, 19))))
+    labels = [(d, t) for d, t in _labels(render.invocation_tree(v)) if d <= 2]
+    assert labels == [
+        (0, "bash -c  (capability)"),
+        (1, "pipeline (2 stages)"),
+        (2, "capability ls"), (2, "decoration RF305 unregistered code  | head"),
+        (1, "; capability make"), (2, "argv"),
+        (1, "decoration RF306 unregistered code  pwd"),
+    ]
 
 
 def test_explain_view_has_command_legend_tree_and_code_explanations(monkeypatch):
