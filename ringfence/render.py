@@ -151,22 +151,40 @@ def verdict_header(verdict: Verdict, decision: Mapping | None = None) -> Text:
     return out
 
 
-def capability_table(caps: Iterable[Capability]) -> Table:
-    table = Table(title="capabilities", title_justify="left", show_lines=False)
+# A person cannot review 10,000 pipeline stages; past this many rows (or tree
+# items) the view says how many more there are and points at --json, which
+# always has everything.
+MAX_ROWS = 200
+
+
+def _more(n: int, what: str) -> Text:
+    return Text(f"… and {n} more {what} (ringfence check --json lists all)", style="dim")
+
+
+def _capped(items, notes: list[Text], what: str):
+    """The first MAX_ROWS items; a note for the rest goes into ``notes``."""
+    items = list(items)
+    if len(items) > MAX_ROWS:
+        notes.append(_more(len(items) - MAX_ROWS, what))
+    return items[:MAX_ROWS]
+
+
+def capability_table(caps: Iterable[Capability], notes: list[Text]) -> Table:
+    table = Table(title="capabilities", title_justify="left")
     for col in ("key", "program", "argv", "span", "effects"):
         table.add_column(col, overflow="fold")
-    for cap in caps:
+    for cap in _capped(caps, notes, "capabilities"):
         table.add_row(Text(visible(cap.key), style="bold"), Text(visible(cap.program)),
                       Text(visible(" ".join(cap.argv))), _span_text(cap.span),
                       Text(visible(", ".join(cap.effects))))
     return table
 
 
-def _coded_table(title: str, rows: Iterable[Decoration | Finding]) -> Table:
+def _coded_table(title: str, rows: Iterable[Decoration | Finding], notes: list[Text]) -> Table:
     table = Table(title=title, title_justify="left")
     for col in ("code", "name", "text" if title == "decorations" else "message", "span"):
         table.add_column(col, overflow="fold")
-    for item in rows:
+    for item in _capped(rows, notes, title):
         body = item.text if isinstance(item, Decoration) else item.message
         table.add_row(Text(item.code, style="bold"), _rule_name(item.code),
                       Text(visible(body)), _span_text(item.span))
@@ -177,13 +195,14 @@ def verdict_view(verdict: Verdict, decision: Mapping | None = None) -> Renderabl
     """What ``ringfence check 'CMD'`` prints."""
     parts: list[RenderableType] = [highlight(verdict), verdict_header(verdict, decision)]
     if verdict.capabilities:
-        parts.append(capability_table(verdict.capabilities))
+        notes: list[Text] = []
+        parts += [capability_table(verdict.capabilities, notes), *notes]
     else:
         parts.append(Text("capabilities: none", style="dim"))
-    if verdict.decorations:
-        parts.append(_coded_table("decorations", verdict.decorations))
-    if verdict.findings:
-        parts.append(_coded_table("findings", verdict.findings))
+    for title, rows in (("decorations", verdict.decorations), ("findings", verdict.findings)):
+        if rows:
+            notes = []
+            parts += [_coded_table(title, rows, notes), *notes]
     parts.append(Text(f"parser: {verdict.parser}", style="dim"))
     return Group(*parts)
 
@@ -260,14 +279,18 @@ def invocation_tree(verdict: Verdict) -> Tree:
             for effect in item.effects:
                 node.add(Text(f"effect {visible(effect)}", style="dim"))
         stack.append((end, node))
-    for joiner, stages in groups:
+    for joiner, stages in groups[:MAX_ROWS]:
         if len(stages) == 1:
             root.children.append(_prefixed(stages[0][1], joiner))
             continue
         pipeline = _prefixed(Tree(Text(f"pipeline ({len(stages)} stages)", style="bold")),
                              joiner)
-        pipeline.children.extend(_prefixed(node, gap) for gap, node in stages)
+        pipeline.children.extend(_prefixed(node, gap) for gap, node in stages[:MAX_ROWS])
+        if len(stages) > MAX_ROWS:
+            pipeline.add(_more(len(stages) - MAX_ROWS, "stages"))
         root.children.append(pipeline)
+    if len(groups) > MAX_ROWS:
+        root.add(_more(len(groups) - MAX_ROWS, "items"))
     if not items:
         root.add(Text("(no invocations)", style="dim"))
     return root

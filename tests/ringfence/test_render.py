@@ -242,3 +242,18 @@ def test_every_registered_rule_renders_all_sections(code):
 def test_shorten_says_how_much_was_left_out():
     assert render.shorten("abc", limit=3) == "abc"
     assert render.shorten("abcdef", limit=3) == "abc… (3 more characters)"
+
+
+def test_huge_verdicts_are_capped_for_people_with_a_pointer_to_json():
+    n = render.MAX_ROWS + 50
+    cmd = "|".join(["ls"] * n)
+    caps = tuple(Capability("ls", "ls", ("ls",), (3 * i, 3 * i + 2)) for i in range(n))
+    v = Verdict(cmd, "capability", caps)
+    labels = _labels(render.invocation_tree(v))
+    assert labels[1] == (1, f"pipeline ({n} stages)")
+    stages = [t for d, t in labels if d == 2]
+    assert len(stages) == render.MAX_ROWS + 1
+    assert stages[-1] == "… and 50 more stages (ringfence check --json lists all)"
+    out = plain(render.verdict_view(v), width=400)
+    assert sum(line.startswith("│ ls ") for line in out.splitlines()) == render.MAX_ROWS
+    assert "… and 50 more capabilities (ringfence check --json lists all)" in out
