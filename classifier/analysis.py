@@ -107,6 +107,72 @@ def skip_options(words: tuple[Word, ...], i: int, spec: data.Opts,
     return min(i, n), seen
 
 
+def _part(w: Word, text: str) -> Word:
+    """The attached value of an option word (`-es/a/b/`, `--expression=s/a/b/`)."""
+    return Word(text, text, w.span, w.dynamic, w.glob, w.quoted, w.subst)
+
+
+def _canonical(name: str, known: frozenset[str]) -> str:
+    """GNU getopt accepts unambiguous prefixes of long options (`--expr` = `--expression`)."""
+    if name in known:
+        return name
+    hits = [k for k in known if k.startswith(name)]
+    return hits[0] if len(hits) == 1 else name
+
+
+def scan_args(args: tuple[Word, ...], spec: data.Opts, known_long: frozenset[str] = frozenset()
+              ) -> tuple[list[tuple[str, Word | None]], list[Word]]:
+    """Permuting option scan, as GNU tools parse: options may follow operands.
+
+    Returns ([(option, value word or None)], operands). A dynamic word is an
+    operand (we cannot tell), which callers treat as unknown.
+    """
+    longs = known_long | {o for o in spec.value | spec.value2 if o.startswith("--")}
+    opts: list[tuple[str, Word | None]] = []
+    operands: list[Word] = []
+    i, n = 0, len(args)
+    while i < n:
+        w = args[i]
+        v = w.value
+        if not w.static or not v.startswith("-") or v == "-":
+            operands.append(w)
+            i += 1
+            continue
+        if v == "--":
+            operands.extend(args[i + 1:])
+            break
+        nxt = args[i + 1] if i + 1 < n else None
+        if v.startswith("--"):
+            name, eq, rest = v.partition("=")
+            name = _canonical(name, longs)
+            if eq:
+                opts.append((name, _part(w, rest)))
+                i += 1
+            elif name in spec.value2:
+                opts.append((name, nxt))
+                i += 3
+            elif name in spec.value:
+                opts.append((name, nxt))
+                i += 2
+            else:
+                opts.append((name, None))
+                i += 1
+            continue
+        step = 1
+        for k in range(1, len(v)):
+            opt = "-" + v[k]
+            if opt in spec.value:
+                if k + 1 < len(v):
+                    opts.append((opt, _part(w, v[k + 1:])))
+                else:
+                    opts.append((opt, nxt))
+                    step = 2
+                break
+            opts.append((opt, None))
+        i += step
+    return opts, operands
+
+
 def _base(w: Word) -> str:
     v = w.value
     if "/" not in v:

@@ -265,6 +265,25 @@ EXEC_OPTIONS: dict[str, dict[str, str]] = {
     "vi": {"-c": "runs an ex command", "--cmd": "runs an ex command"},
     "ssh": {"-o": "can set ProxyCommand / LocalCommand"},
     "zip": {"-TT": "runs the given test command", "--unzip-command": "runs the given command"},
+    "man": {"-P": "uses the given program as pager", "--pager": "uses the given pager",
+            "-H": "runs the given browser", "--html": "runs the given browser"},
+    "ssh": {"-o": ""}, "scp": {"-o": "", "-S": "runs the given program as ssh"},
+    "sftp": {"-o": "", "-S": "runs the given program as ssh"},
+}
+# Options that run a command only for some values (ssh -o ProxyCommand=...).
+EXEC_OPTION_VALUES: dict[str, tuple[frozenset[str], re.Pattern]] = {
+    name: (frozenset({"-o"}), re.compile(r"(?i)^\s*(proxycommand|localcommand|"
+                                         r"permitlocalcommand|knownhostscommand|proxyjump)"))
+    for name in ("ssh", "scp", "sftp")
+}
+
+# Builtins that assign the variables named in their arguments (RF122).
+ASSIGNING_BUILTINS: dict[str, Opts] = {
+    "read": opts("-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"),
+    "printf": opts("-v"),
+    "mapfile": opts("-d", "-n", "-O", "-s", "-u", "-C", "-c"),
+    "readarray": opts("-d", "-n", "-O", "-s", "-u", "-C", "-c"),
+    "getopts": Opts(),
 }
 # Programs whose short options cluster (`rsync -avze ssh`): look inside clusters.
 CLUSTER_EXEC = frozenset({"tar", "rsync"})
@@ -333,17 +352,18 @@ FILTERS: dict[str, Filter] = {
     "rev": Filter(),
     "jq": Filter(opts("--indent", value2=("--arg", "--argjson")),
                  deny=frozenset({"-f", "--from-file", "--slurpfile", "--rawfile", "-L",
-                                 "--args", "--jsonargs"}), operands=1),
+                                 "--args", "--jsonargs"}), operands=1, checker="jq"),
     "base64": Filter(opts("-w", "--wrap"), deny=frozenset({"-o", "--output", "-i", "--input"})),
     "sed": Filter(opts("-e", "-l", "--expression", "--line-length"),
                   deny=frozenset({"-i", "--in-place", "-f", "--file", "-s", "--separate"}),
                   deny_letters="if", operands=1,
                   operand_opts=frozenset({"-e", "--expression"}), checker="sed"),
-    "awk": Filter(opts("-F", "-v", "--field-separator", "--assign"),
+    "awk": Filter(opts("-F", "-v", "-e", "--field-separator", "--assign", "--source"),
                   deny=frozenset({"-f", "--file", "-i", "--include", "-l", "--load", "-E",
                                   "--exec", "-o", "--pretty-print", "-p", "--profile", "-d",
                                   "--dump-variables"}),
-                  deny_letters="filEopd", operands=1, checker="awk"),
+                  deny_letters="filEopd", operands=1,
+                  operand_opts=frozenset({"-e", "--source"}), checker="awk"),
     "tee": Filter(checker="tee"),
 }
 FILTER_ALIASES = {"egrep": "grep", "fgrep": "grep", "gawk": "awk", "mawk": "awk",

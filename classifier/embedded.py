@@ -169,8 +169,11 @@ def _strip_awk(prog: str) -> str | None:
     return "".join(out)
 
 
-def awk_program(prog: str) -> int:
-    """Classify an awk program: system(), pipes and |& run commands; > and getline touch files."""
+def awk_program(prog: str, filter_only: bool = False) -> int:
+    """Classify an awk program: system(), pipes and |& run commands; > and getline touch files.
+
+    ``filter_only``: also call ENVIRON impure (printing the environment is not
+    decoration, like `echo $HOME` is not a helper)."""
     text = _strip_awk(prog)
     if text is None or '"' in text.replace('""', ""):
         return UNKNOWN
@@ -180,7 +183,7 @@ def awk_program(prog: str) -> int:
     if "@" in text:                       # gawk @include / @load pull in other code
         return UNKNOWN
     worst = OK
-    if "getline" in words:
+    if "getline" in words or (filter_only and "ENVIRON" in words):
         worst = IMPURE
     for stmt in re.split(r"[;{}\n]", text):
         m = re.search(r"\bprintf?\b", stmt)

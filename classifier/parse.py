@@ -357,15 +357,11 @@ class _Front:
         if t == "command":
             self.command(node, depth, stage, stages, in_subst, outer)
         elif t == "pipeline":
-            # `a | b > f`: tree-sitter hangs the redirect on the whole pipeline; bash
-            # binds it to the last stage, so `outer` goes to the last stage.
-            stmts = [c for c in node.children if c.is_named]
-            for c in node.children:
-                if not c.is_named:
-                    self.cover(c)
-            n = len(stmts)
-            self.stack.extend((c, depth, i, n, in_subst, outer if i == n - 1 else ())
-                              for i, c in reversed(list(enumerate(stmts))))
+            stages = self._flatten_pipeline(node, outer)
+            n = len(stages)
+            base = stage or 0
+            self.stack.extend((c, depth, base + i, base + n, in_subst, o)
+                              for i, (c, o) in reversed(list(enumerate(stages))))
         elif outer:
             self.stack.append((node, depth, stage, stages, in_subst, ()))
             for r in outer:
@@ -450,6 +446,51 @@ class _Front:
         else:
             self.cover(node)
             self.problem("RF005", f"the classifier does not understand `{t}`", node)
+
+    def _flatten_pipeline(self, node, outer) -> list[tuple]:
+        """Stages of a pipeline in order, each with the redirects bash binds to it.
+
+        tree-sitter nests `a | b > f | c` as pipeline(redirected(pipeline(a, b), > f), c)
+        and hangs a redirect on a whole pipeline; bash binds it to the last stage
+        before it. Flattened iteratively (pipelines nest to the left)."""
+        stages: list[tuple] = []
+        cur, cur_outer = node, tuple(outer)
+        while True:
+            named = []
+            for c in cur.children:
+                if c.is_named:
+                    named.append(c)
+                else:
+                    self.cover(c)
+            if not named:
+                return stages
+            first, rest = named[0], named[1:]
+            block = [(c, ()) for c in rest]
+            if block:
+                block[-1] = (block[-1][0], cur_outer)
+                first_outer: tuple = ()
+            else:
+                first_outer = cur_outer
+            stages[:0] = block
+            body = first.child_by_field_name("body") if first.type == "redirected_statement" \
+                else None
+            if first.type == "pipeline":
+                cur, cur_outer = first, first_outer
+            elif body is not None and body.type == "pipeline":
+                reds = []
+                for c in first.children:
+                    if c.id == body.id:
+                        continue
+                    if c.type in _REDIRECTS:
+                        reds.append(c)
+                    else:
+                        self.cover(c)
+                        if c.is_named:
+                            self.problem("RF005", f"unexpected {c.type} in a pipeline", c)
+                cur, cur_outer = body, tuple(reds) + first_outer
+            else:
+                stages.insert(0, (first, first_outer))
+                return stages
 
     def arith(self, node, depth, in_subst) -> None:
         self._scan_dynamic(node, depth, {"subst": False})

@@ -37,7 +37,15 @@ class Context:
     assignments: bool = False
     has_interp: bool | None = None        # computed on first use
 
+    by_index: dict[int, list[Invocation]] = field(default_factory=dict)
+    redirects_by_owner: dict[int | None, list[tuple[int, Redirect]]] = field(default_factory=dict)
+
     def __post_init__(self) -> None:
+        # indexes, so per-command lookups stay linear on a 10,000-stage pipeline
+        for inv in self.invocations:
+            self.by_index.setdefault(inv.index, []).append(inv)
+        for i, r in enumerate(self.script.redirects):
+            self.redirects_by_owner.setdefault(r.owner, []).append((i, r))
         self.names = {inv.name for inv in self.invocations}
         self.construct_kinds = {c.kind for c in self.script.constructs}
         self.fact_kinds = {f.kind for inv in self.invocations for f in inv.facts}
@@ -48,8 +56,9 @@ class Context:
     def command(self, inv: Invocation) -> Command:
         return self.script.commands[inv.index]
 
-    def redirects(self, index: int) -> list[Redirect]:
-        return self.script.redirects_of(index)
+    def redirects(self, index: int | None) -> list[tuple[int, Redirect]]:
+        """(position in script.redirects, redirect) pairs owned by one command."""
+        return self.redirects_by_owner.get(index, [])
 
     def text(self, span: Span) -> str:
         return self.script.source[span[0]:span[1]]

@@ -39,8 +39,8 @@ def multiplexer(ctx: Context) -> Iterable[Hit]:
 
 def _reads(ctx: Context, index: int) -> list[tuple[int, str]]:
     out = []
-    for i, r in enumerate(ctx.script.redirects):
-        if r.owner == index and r.op == "<" and i not in ctx.decorated_redirects \
+    for i, r in ctx.redirects(index):
+        if r.op == "<" and i not in ctx.decorated_redirects \
                 and r.target is not None and not NETWORK_PATH.search(r.target.raw):
             out.append((i, r.target.value if r.target.static else r.target.raw))
     return out

@@ -8,10 +8,11 @@ redirect as a file write.
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from .. import data
-from ..analysis import Invocation, skip_options
+from ..analysis import Invocation, scan_args
 from ..embedded import OK, awk_program, sed_script
 from ..ir import Command, Redirect, Word
 from . import Context, Hit, always, constructs, pipelines, redirects
@@ -101,13 +102,11 @@ def _helper_args_ok(name: str, args: tuple[Word, ...]) -> bool:
 
 
 def _main_invocation(ctx: Context, index: int) -> Invocation | None:
-    found = None
-    for inv in ctx.invocations:
-        if inv.index == index:
-            if found is not None or inv.launched_by or inv.facts:
-                return None
-            found = inv
-    return found
+    """The command's only invocation, if it has no wrapper/launcher facts."""
+    invs = ctx.by_index.get(index, [])
+    if len(invs) != 1 or invs[0].launched_by or invs[0].facts:
+        return None
+    return invs[0]
 
 
 def _is_helper(ctx: Context, index: int, cmd: Command) -> bool:
@@ -140,38 +139,17 @@ def helper_command(ctx: Context) -> Iterable[Hit]:
 # --- filter stages ---------------------------------------------------------------
 
 def _filter_args(spec: data.Filter, args: tuple[Word, ...]) -> tuple[bool, list[str], list[str]]:
-    """(acceptable, operands, values of operand_opts) for a filter's arguments.
-
-    GNU tools permute: options may follow operands (`jq -r .a --arg x y`), so
-    options are collected from the whole argument list up to `--`.
-    """
+    """(acceptable, operands, values of operand_opts) for a filter's arguments."""
     if not all(w.static for w in args):
         return False, [], []
-    operands: list[str] = []
+    opts, operands = scan_args(args, spec.opts, spec.deny | spec.operand_opts)
     values: list[str] = []
-    i, n = 0, len(args)
-    while i < n:
-        j, seen = skip_options(args, i, spec.opts)
-        for opt, w in seen:
-            if opt in spec.deny or (len(opt) == 2 and opt[1] in spec.deny_letters
-                                    and not w.value.startswith("--")):
-                return False, [], []
-            if opt in spec.operand_opts:
-                k = next(x for x in range(i, j) if args[x] is w)
-                v = w.value
-                if v.startswith("--") and "=" in v:
-                    values.append(v.split("=", 1)[1])
-                elif not v.startswith("--") and len(v) > 2:
-                    values.append(v[2:])
-                elif k + 1 < n:
-                    values.append(args[k + 1].value)
-        if j > 0 and args[j - 1].value == "--" and j > i:
-            operands.extend(w.value for w in args[j:])
-            break
-        if j < n:
-            operands.append(args[j].value)
-        i = j + 1
-    return True, operands, values
+    for opt, value in opts:
+        if opt in spec.deny or (len(opt) == 2 and opt[1] in spec.deny_letters):
+            return False, [], []
+        if opt in spec.operand_opts and value is not None:
+            values.append(value.value)
+    return True, [w.value for w in operands], values
 
 
 def _pure_filter(ctx: Context, index: int, cmd: Command) -> bool:
@@ -184,8 +162,8 @@ def _pure_filter(ctx: Context, index: int, cmd: Command) -> bool:
     spec = data.FILTERS.get(data.FILTER_ALIASES.get(prog, prog))
     if spec is None:
         return False
-    for i, r in enumerate(ctx.script.redirects):
-        if r.owner == index and i not in ctx.decorated_redirects:
+    for i, r in ctx.redirects(index):
+        if i not in ctx.decorated_redirects:
             return False                      # `| grep x < file` reads a file
     ok, operands, values = _filter_args(spec, inv.argv[1:])
     if not ok:
@@ -199,8 +177,15 @@ def _pure_filter(ctx: Context, index: int, cmd: Command) -> bool:
         scripts = values + operands[:1]
         return bool(scripts) and all(sed_script(s) == OK for s in scripts)
     if spec.checker == "awk":
-        return bool(operands) and awk_program(operands[0]) == OK
+        progs = values or operands[:1]
+        return bool(progs) and all(awk_program(p, filter_only=True) == OK for p in progs)
+    if spec.checker == "jq":
+        # env/$ENV print the environment (secrets); import/include load code files
+        return not any(_JQ_IMPURE.search(p) for p in operands[:1])
     return True
+
+
+_JQ_IMPURE = re.compile(r"\benv\b|\$ENV|\$__loc__|\binput_filename\b|\bimport\b|\binclude\b")
 
 
 def _pipe_start(source: str, start: int) -> int:

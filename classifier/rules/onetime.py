@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from .. import data
-from ..analysis import Invocation, skip_options
+from ..analysis import Invocation, scan_args
 from ..embedded import EXEC, NAMES, UNKNOWN, awk_program, sed_script
 from ..ir import Word
 from . import (Context, Hit, assignments, constructs, facts, interpreters, names,
@@ -56,9 +56,14 @@ def file_write(ctx: Context) -> Iterable[Hit]:
 
 
 def network_redirect(ctx: Context) -> Iterable[Hit]:
-    for r in ctx.script.redirects:
+    for i, r in enumerate(ctx.script.redirects):
         if _network(r.target):
             yield r.span, "redirection opens a network connection (/dev/tcp, /dev/udp)"
+        elif r.op in ("<", "<&", ">&", "<>") and r.target is not None and not r.target.static \
+                and i not in ctx.decorated_redirects:
+            # `cat < $f`: a path decided at run time may be /dev/tcp/HOST/PORT
+            yield r.span, f"redirection to `{r.target.raw}`, decided at run time, may open " \
+                          "a network connection"
 
 
 # --- shells and interpreters ------------------------------------------------------
@@ -215,18 +220,14 @@ def git_exec(ctx: Context) -> Iterable[Hit]:
                 yield w.span, f"`git {sub} {w.value.split('=', 1)[0]}` runs a program"
 
 
-def _program_words(inv: Invocation, spec: data.Filter) -> list[Word] | None:
-    """The -e / operand program words of a sed or awk invocation (None: from a file)."""
-    args = inv.argv[1:]
-    j, seen = skip_options(args, 0, spec.opts)
-    if any(o in ("-f", "--file") for o, _ in seen):
-        return None
-    progs: list[Word] = []
-    for k, w in enumerate(args[:j]):
-        if w.static and w.value in spec.operand_opts and k + 1 < len(args):
-            progs.append(args[k + 1])
-    if not progs and j < len(args):
-        progs.append(args[j])
+def _program_words(inv: Invocation, spec: data.Filter) -> list[Word]:
+    """The program texts of a sed or awk invocation: every -e/--expression
+    (--source) value, else the first operand unless a program file is given."""
+    opts, operands = scan_args(inv.argv[1:], spec.opts, spec.deny | spec.operand_opts)
+    progs = [v for o, v in opts if o in spec.operand_opts and v is not None]
+    from_file = any(o in ("-f", "--file") for o, _ in opts)
+    if not progs and not from_file and operands:
+        progs.append(operands[0])
     return progs
 
 
@@ -234,7 +235,7 @@ def awk_exec(ctx: Context) -> Iterable[Hit]:
     for inv in ctx.invocations:
         if inv.name not in data.AWKS:
             continue
-        for w in _program_words(inv, data.FILTERS["awk"]) or ():
+        for w in _program_words(inv, data.FILTERS["awk"]):
             verdict = awk_program(w.value) if w.static else UNKNOWN
             if verdict in (EXEC, UNKNOWN):
                 what = "runs commands (system(), pipes)" if verdict == EXEC else \
@@ -247,7 +248,7 @@ def sed_exec(ctx: Context) -> Iterable[Hit]:
     for inv in ctx.invocations:
         if inv.name not in data.SEDS:
             continue
-        for w in _program_words(inv, spec) or ():
+        for w in _program_words(inv, spec):
             verdict = sed_script(w.value) if w.static else UNKNOWN
             if verdict in (EXEC, UNKNOWN):
                 yield w.span, f"sed script {'runs commands (e)' if verdict == EXEC else 'cannot be verified (' + NAMES[verdict] + ')'}"
@@ -259,6 +260,7 @@ def env_split(ctx: Context) -> Iterable[Hit]:
 
 def option_exec(ctx: Context) -> Iterable[Hit]:
     yield from _facts(ctx, "exec-option", "option `{detail}` runs a command")
+    yield from _option_value_exec(ctx)
     for inv in ctx.invocations:
         name = inv.name
         table = data.EXEC_OPTIONS.get(name)
@@ -280,12 +282,27 @@ def option_exec(ctx: Context) -> Iterable[Hit]:
                 continue
             opt = v.split("=", 1)[0]
             if opt in table:
+                if opt in data.EXEC_OPTION_VALUES.get(name, ((),))[0]:
+                    continue                    # judged by its value below
                 yield w.span, f"`{name} {opt}` {table[opt]}"
             elif name in data.CLUSTER_EXEC and not v.startswith("--"):
                 for key, why in table.items():
                     if len(key) == 2 and key[1] in v[1:]:
                         yield w.span, f"`{name} {key}` {why}"
                         break
+
+
+def _option_value_exec(ctx: Context) -> Iterable[Hit]:
+    for inv in ctx.invocations:
+        rule = data.EXEC_OPTION_VALUES.get(inv.name)
+        if rule is None:
+            continue
+        opt_names, pattern = rule
+        opts, _ = scan_args(inv.argv[1:], data.Opts(frozenset(opt_names)))
+        for opt, value in opts:
+            if opt in opt_names and value is not None and (
+                    not value.static or pattern.search(value.value)):
+                yield value.span, f"`{inv.name} {opt} {value.raw}` can run a local command"
 
 
 def shell_launcher(ctx: Context) -> Iterable[Hit]:
@@ -333,15 +350,35 @@ def trap(ctx: Context) -> Iterable[Hit]:
     return _builtin(ctx, "RF121")
 
 
+def _assigned_names(inv: Invocation) -> Iterable[Word]:
+    """Variable names a builtin assigns: `read NAME`, `printf -v NAME`, `mapfile NAME`."""
+    spec = data.ASSIGNING_BUILTINS.get(inv.name)
+    if spec is None:
+        return
+    opts, operands = scan_args(inv.argv[1:], spec)
+    for opt, value in opts:
+        if opt in ("-v", "-a") and value is not None:
+            yield value
+    if inv.name != "printf":
+        yield from operands
+
+
 def exec_assignment(ctx: Context) -> Iterable[Hit]:
     for cmd in ctx.script.commands:
         for a in cmd.assignments:
             if data.exec_var(a.name):
                 yield a.span, f"assigning `{a.name}` changes what programs or code run"
+        if cmd.kind == "declaration" and any(
+                w.value.startswith("-") and "n" in w.value for w in cmd.words[1:]):
+            # a nameref (`declare -n r=PATH; r=/tmp`) can assign any variable later
+            yield cmd.span, "a nameref can assign any variable, including PATH"
     for inv in ctx.invocations:
         for name, w in inv.env:
             if data.exec_var(name):
                 yield w.span, f"`env {name}=...` changes what programs or code run"
+        for w in _assigned_names(inv):
+            if not w.static or data.exec_var(w.value):
+                yield w.span, f"`{inv.name}` assigns `{w.raw}`, which can change what runs"
 
 
 def escalation(ctx: Context) -> Iterable[Hit]:
@@ -398,7 +435,9 @@ CHECKS = (
     ("RF119", alias, _BUILTINS),
     ("RF120", function_definition, constructs("function")),
     ("RF121", trap, _BUILTINS),
-    ("RF122", exec_assignment, assignments),
+    ("RF122", exec_assignment,
+     lambda ctx: ctx.assignments or not ctx.names.isdisjoint(data.ASSIGNING_BUILTINS)
+     or any(c.kind == "declaration" for c in ctx.script.commands)),
     ("RF123", escalation, facts("escalation")),
     ("RF124", background, constructs("background")),
     ("RF125", coproc, facts("coproc")),
