@@ -133,15 +133,19 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
         if spec.proxy is not None:
             proxy, proxy_dir = _start_proxy(spec, journal, degradations)
         status_r, status_w = os.pipe()
-        fds += [status_r, status_w]
-        bargv = render(spec, argv, bwrap=host.bwrap, env=env, seccomp_fd=seccomp_fd,
-                       proxy_dir=proxy_dir, python=host.python, inline_env=False,
-                       status_fd=status_w)
+        fds.append(status_r)        # status_w is closed by _stream, exactly once
+        try:
+            bargv = render(spec, argv, bwrap=host.bwrap, env=env, seccomp_fd=seccomp_fd,
+                           proxy_dir=proxy_dir, python=host.python, inline_env=False,
+                           status_fd=status_w)
+        except BaseException:
+            os.close(status_w)
+            raise
         for note in degradations[len(recovered) + len(spec.notes):]:
             warn(note)
         result = _stream(bargv, final_env(spec, env), status_r, spec, timeout, stdin,
                          capture, out, err, degradations,
-                         pass_fds=tuple(f for f in fds if f != status_r),
+                         pass_fds=tuple(f for f in fds if f != status_r) + (status_w,),
                          close_after_start=status_w)
     finally:
         for fd in fds:
@@ -202,8 +206,9 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
             raise SandboxError(f"could not start bubblewrap: {exc} (RF602)",
                                hint="run 'ringfence doctor'") from None
         raise SandboxError(f"could not start {cmd[0]}: {exc}") from None
-    if close_after_start is not None:
-        os.close(close_after_start)     # only bwrap holds the write end now
+    finally:
+        if close_after_start is not None:
+            os.close(close_after_start)     # only bwrap holds the write end now
     if feed is not None:
         threading.Thread(target=_feed, args=(proc.stdin, bytes(feed)), daemon=True).start()
 

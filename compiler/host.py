@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import glob
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -129,7 +128,7 @@ def landlock_abi() -> int:
     """Landlock ABI version via landlock_create_ruleset(NULL, 0, VERSION); 0 if none."""
     import ctypes
 
-    nr = {"x86_64": 444, "aarch64": 444}.get(platform.machine())
+    nr = {"x86_64": 444, "aarch64": 444}.get(os.uname().machine)
     if nr is None:
         return 0
     libc = ctypes.CDLL(None, use_errno=True)
@@ -162,7 +161,7 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
     bwrap = shutil.which("bwrap", path=path)
     plausible, detail, restricted = _userns_sysctls()
     facts = HostFacts(
-        uid=uid, gid=gid, home=os.path.abspath(home), arch=platform.machine(),
+        uid=uid, gid=gid, home=os.path.abspath(home), arch=os.uname().machine,
         python=sys.executable, bwrap=bwrap, env_names=tuple(sorted(env)),
         seccomp=_seccomp_in_kernel(), userns=plausible if uid != 0 else True,
         userns_detail=detail, apparmor_userns_restricted=restricted)

@@ -43,11 +43,14 @@ def state_dir(env: Mapping[str, str] | None = None) -> str:
 
 
 def _identity(path: str) -> list[int] | None:
+    # Not just (dev, inode): a removed file's inode is reused at once by the next
+    # file created, so `rm .envrc; echo evil > .envrc` would keep the same number.
+    # The type and the change time tell the two apart.
     try:
         st = os.lstat(path)
     except OSError:
         return None
-    return [st.st_dev, st.st_ino]
+    return [st.st_dev, st.st_ino, st.st_mode, st.st_ctime_ns]
 
 
 def _proc_start(pid: int) -> str | None:

@@ -14,120 +14,92 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
-class RoBind:
-    src: str
-    dst: str
-    may_be_missing: bool = False
+class _Op:
+    """A frozen, slotted record compared by type and values.
 
-
-@dataclass(frozen=True)
-class Bind:
-    src: str
-    dst: str
-    may_be_missing: bool = False
-
-
-@dataclass(frozen=True)
-class Tmpfs:
-    dst: str
-
-
-@dataclass(frozen=True)
-class DevNullOver:
-    """Mask a file: bind /dev/null read-only over it."""
-    dst: str
-
-
-@dataclass(frozen=True)
-class Proc:
-    dst: str = "/proc"
-
-
-@dataclass(frozen=True)
-class Dev:
-    dst: str = "/dev"
-
-
-@dataclass(frozen=True)
-class UnshareAll:
-    """Every namespace: user, pid, net, ipc, uts, cgroup, mount."""
-
-
-@dataclass(frozen=True)
-class DisableUserns:
-    """No nested user namespaces inside (defence in depth beside seccomp)."""
-
-
-@dataclass(frozen=True)
-class DieWithParent:
-    pass
-
-
-@dataclass(frozen=True)
-class NewSession:
-    """setsid: the sandbox cannot inject keystrokes into our terminal (TIOCSTI)."""
-
-
-@dataclass(frozen=True)
-class CapDropAll:
-    pass
-
-
-@dataclass(frozen=True)
-class ClearEnv:
-    pass
-
-
-@dataclass(frozen=True)
-class SetEnv:
-    name: str
-    value: str
-
-
-@dataclass(frozen=True)
-class PassEnv:
-    """Pass the named variable's value from the run's environment, if set."""
-    name: str
-
-
-@dataclass(frozen=True)
-class Seccomp:
-    deny_unix_sockets: bool = True
-
-
-@dataclass(frozen=True)
-class Rlimit:
-    kind: str       # "as" | "nproc" | "fsize"
-    value: int
-
-
-@dataclass(frozen=True)
-class Chdir:
-    path: str
-
-
-@dataclass(frozen=True)
-class Proxy:
-    """Network only through the host proxy, reached by an in-sandbox relay."""
-    allow: tuple[str, ...]
-    deny: tuple[str, ...]
-    listen: str = "127.0.0.1:3128"
-    socket_dir: str = "/tmp/.ringfence-proxy"   # where the host socket dir appears inside
-
-
-@dataclass(frozen=True)
-class Protect:
-    """A write-protected path that did not exist at compile time.
-
-    Nothing is mounted for it (that would leave a placeholder on the host);
-    the executor journals it and reports/removes it if the run creates it.
+    Not a dataclass on purpose: ``ringfence run`` imports this module on every
+    command, and generating ~20 frozen dataclasses costs several milliseconds.
     """
-    path: str
 
+    __slots__ = ()
+    FIELDS: tuple[str, ...] = ()
+    DEFAULTS: dict = {}
+
+    def __init__(self, *args, **kwargs) -> None:
+        names = self.FIELDS
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__} takes {len(names)} arguments")
+        values = dict(self.DEFAULTS)
+        values.update(zip(names, args))
+        for key, value in kwargs.items():
+            if key not in names or key in names[:len(args)]:
+                raise TypeError(f"{type(self).__name__}: bad argument {key!r}")
+            values[key] = value
+        for name in names:
+            if name not in values:
+                raise TypeError(f"{type(self).__name__}: missing argument {name!r}")
+            object.__setattr__(self, name, values[name])
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"{type(self).__name__} is frozen")
+
+    __delattr__ = __setattr__
+
+    def values(self) -> tuple:
+        return tuple(getattr(self, n) for n in self.FIELDS)
+
+    def __eq__(self, other):
+        if not isinstance(other, _Op):
+            return NotImplemented
+        return type(self) is type(other) and self.values() == other.values()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.values()))
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.FIELDS)
+        return f"{type(self).__name__}({inner})"
+
+
+def _op(name: str, fields: str = "", doc: str = "", **defaults):
+    names = tuple(fields.split())
+    return type(name, (_Op,), {"__slots__": names, "FIELDS": names, "DEFAULTS": defaults,
+                               "__doc__": doc, "__module__": __name__})
+
+
+RoBind = _op("RoBind", "src dst may_be_missing", "Bind a host path read-only.",
+             may_be_missing=False)
+Bind = _op("Bind", "src dst may_be_missing", "Bind a host path writable.",
+           may_be_missing=False)
+Tmpfs = _op("Tmpfs", "dst", "An empty, private tmpfs (also how directories are masked).")
+DevNullOver = _op("DevNullOver", "dst", "Mask a file: bind /dev/null read-only over it.")
+Proc = _op("Proc", "dst", "A fresh /proc of the sandbox's own pid namespace.", dst="/proc")
+Dev = _op("Dev", "dst", "A minimal /dev (null, zero, random, tty, pts...).", dst="/dev")
+UnshareAll = _op("UnshareAll", "", "Every namespace: user, pid, net, ipc, uts, cgroup, mount.")
+DisableUserns = _op("DisableUserns", "",
+                    "No nested user namespaces inside (defence in depth beside seccomp).")
+DieWithParent = _op("DieWithParent", "", "The sandbox dies when ringfence dies.")
+NewSession = _op("NewSession", "",
+                 "setsid: the sandbox cannot inject keystrokes into our terminal (TIOCSTI).")
+CapDropAll = _op("CapDropAll", "", "No capabilities, even for root.")
+ClearEnv = _op("ClearEnv", "", "Start from an empty environment.")
+SetEnv = _op("SetEnv", "name value", "Set a variable to a constant.")
+PassEnv = _op("PassEnv", "name", "Pass the named variable's value from the run's environment.")
+Seccomp = _op("Seccomp", "deny_unix_sockets", "Apply ringfence's seccomp filter.",
+              deny_unix_sockets=True)
+Rlimit = _op("Rlimit", "kind value", 'A resource limit: kind "as" | "nproc" | "fsize".')
+Chdir = _op("Chdir", "path", "The working directory inside.")
+Proxy = _op("Proxy", "allow deny listen socket_dir",
+            "Network only through the host proxy, reached by an in-sandbox relay; "
+            "socket_dir is where the host socket dir appears inside.",
+            listen="127.0.0.1:3128", socket_dir="/tmp/.ringfence-proxy")
+Protect = _op("Protect", "path",
+              "A write-protected path to journal: nothing is mounted for a missing one "
+              "(that would leave a placeholder on the host); the executor reports and "
+              "removes it if the run creates it.")
 
 Op = (RoBind | Bind | Tmpfs | DevNullOver | Proc | Dev | UnshareAll | DisableUserns
       | DieWithParent | NewSession | CapDropAll | ClearEnv | SetEnv | PassEnv | Seccomp
@@ -178,7 +150,7 @@ class SandboxSpec:
 
 def _op_json(op) -> dict:
     out: dict = {"op": type(op).__name__}
-    for f in fields(op):
-        value = getattr(op, f.name)
-        out[f.name] = list(value) if isinstance(value, tuple) else value
+    for name in op.FIELDS:
+        value = getattr(op, name)
+        out[name] = list(value) if isinstance(value, tuple) else value
     return out

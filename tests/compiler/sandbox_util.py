@@ -7,7 +7,6 @@ directory owned by the user running the tests (root or the unprivileged user).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import socket
@@ -18,16 +17,10 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 SECRET_FILE = "RF-FILE-SECRET-7f3a9c"
 SECRET_ENV = "RF-ENV-SECRET-51b2e8"
 SECRET_DOTENV = "RF-DOTENV-SECRET-c04d11"
 CLI = [sys.executable, "-m", "ringfence"]
-# `ringfence run` classifies every command first; until the classifier engine
-# (issue 2) is in the tree, the end-to-end tests cannot run.
-HAVE_ENGINE = importlib.util.find_spec("classifier.engine") is not None
-needs_engine = pytest.mark.skipif(not HAVE_ENGINE, reason="classifier engine not in the tree yet")
 
 
 @dataclass

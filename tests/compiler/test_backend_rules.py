@@ -15,7 +15,7 @@ from compiler.execute import _seccomp_fd
 from compiler.spec import SandboxSpec, Seccomp
 from rfcore.rules import REGISTRY
 
-from .sandbox_util import CLI, make_box, needs_engine
+from .sandbox_util import CLI, make_box
 
 RF6 = [code for code in REGISTRY if code.startswith("RF6")]
 # Codes whose bad example needs a host this is not; exercised directly below.
@@ -24,7 +24,6 @@ OTHER_HOST = {"RF606"}
 pytestmark = [
     pytest.mark.sandbox,
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed"),
-    needs_engine,
 ]
 
 

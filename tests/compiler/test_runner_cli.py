@@ -14,10 +14,9 @@ from rfcore.errors import UsageError
 from ringfence.fast.run import main as fast_run
 from ringfence.runner import run
 
-from .sandbox_util import CLI, make_box, needs_engine
+from .sandbox_util import CLI, make_box
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
-pytestmark = needs_engine
 
 
 @pytest.fixture

