@@ -321,6 +321,15 @@ def _exit_code(code: int, status: bytes, received: list[int], timed_out: bool,
     if started is None:
         last = stderr_tail.decode("utf-8", "replace").strip().splitlines()
         why = last[-1] if last else f"bwrap exited with status {code}"
+        # The sandbox was set up but the program could not be executed: report it the
+        # way a shell does (127 not found, 126 not executable), not as a sandbox failure.
+        if why.startswith("bwrap: execvp "):
+            if why.endswith("No such file or directory"):
+                return 127
+            if why.endswith(("Permission denied", "Exec format error")):
+                return 126
+        if code < 0:
+            return 128 - code
         raise SandboxError(
             f"the sandbox could not be set up, so the command was not run: {why} (RF602)",
             hint="run 'ringfence doctor'; on Ubuntu 24.04+ user namespaces may be "

@@ -203,6 +203,14 @@ def test_exit_status_passes_through(box, profile, status):
     assert box.run(profile, "--", "sh", "-c", f"exit {status}").returncode == status
 
 
+def test_program_not_found_is_127_like_a_shell(box):
+    (box.ws / "notexec").write_text("#!/bin/sh\n")
+    r = box.run("strict", "--", "no-such-program-rf")
+    assert r.returncode == 127 and "no-such-program-rf" in r.stderr
+    assert "RF602" not in r.stderr
+    assert box.run("strict", "--", "./notexec").returncode == 126
+
+
 def test_signal_death_is_128_plus_n(box):
     assert box.run("strict", "-c", "kill -TERM $$").returncode == 128 + signal.SIGTERM
 
