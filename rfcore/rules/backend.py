@@ -182,4 +182,15 @@ RULES: tuple[Rule, ...] = (
              "while [ ! -e .envrc ]; do sleep 0.05; done; kill -9 $pid; wait $pid; "
              "ringfence run -p strict -- true"),
         good="ringfence run -p strict -c 'touch notes; sleep 0.1'; ringfence run -p strict -- true"),
+    Rule(
+        code="RF616", name="workspace-too-broad",
+        summary="the workspace is / or contains the home directory; nothing was run",
+        explanation=(
+            "The workspace becomes writable. When it is the root directory or contains "
+            "the user's home, that would make shell rc files, ~/.local/bin, autostart "
+            "entries and every other project writable too: far more than the project "
+            "an agent works on. ringfence refuses (exit 125); pick the project "
+            "directory as the workspace."),
+        bad='ringfence run -p strict -w "$HOME" -- true',
+        good="ringfence run -p strict -w . -- true"),
 )
