@@ -8,22 +8,24 @@ constructs. Rules iterate over lists, so no stage ever recurses on untrusted
 nesting depth.
 
 All spans are ``[start, end)`` *character* offsets into the command string.
+The records are NamedTuples: immutable and cheap to build on the hot path.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 Span = tuple[int, int]
 
 
-@dataclass(frozen=True, slots=True)
-class Word:
+class Word(NamedTuple):
     """One shell word after quote removal, as bash would see it.
 
     ``value`` is only meaningful when ``dynamic`` is false: a dynamic word's
     final text depends on the environment (parameter, arithmetic or command
-    expansion), so rules must treat it as unknown.
+    expansion), so rules must treat it as unknown. (A NamedTuple: immutable and
+    cheap to build; words are the most numerous IR records.)
     """
 
     value: str          # text after quote removal ('l\\ongbridge' -> 'longbridge')
@@ -40,16 +42,14 @@ class Word:
         return not (self.dynamic or self.glob)
 
 
-@dataclass(frozen=True, slots=True)
-class Assignment:
+class Assignment(NamedTuple):
     name: str
     value: Word | None      # None for `export NAME` without '='
     span: Span
     append: bool = False    # NAME+=value
 
 
-@dataclass(frozen=True, slots=True)
-class Redirect:
+class Redirect(NamedTuple):
     op: str                 # '<', '>', '>>', '>|', '&>', '&>>', '<>', '>&', '<&',
                             # '>&-', '<&-', '<<', '<<-', '<<<'
     fd: int | None          # explicit descriptor (the 2 in 2>&1), else None
@@ -60,8 +60,7 @@ class Redirect:
     heredoc_body: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Command:
+class Command(NamedTuple):
     """A simple command (or a command-like statement such as ``[[ .. ]]``).
 
     ``kind`` is 'simple' (name + arguments), 'test' (``[ ]``/``[[ ]]``),
@@ -79,8 +78,7 @@ class Command:
     background: bool = False    # followed by '&'
 
 
-@dataclass(frozen=True, slots=True)
-class Construct:
+class Construct(NamedTuple):
     """A structural fact rules care about (not a command)."""
 
     kind: str      # 'command-substitution', 'process-substitution', 'heredoc',
@@ -89,8 +87,7 @@ class Construct:
     text: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class ParseProblem:
+class ParseProblem(NamedTuple):
     """The parse itself cannot be trusted (RF0xx); the engine fails closed."""
 
     code: str

@@ -55,10 +55,12 @@ _OPEN = frozenset("({[")
 
 def prescan(command: str) -> list[ParseProblem]:
     whole = (0, len(command))
-    if len(command) > MAX_BYTES or len(command.encode("utf-8", "surrogatepass")) > MAX_BYTES:
+    ascii_only = command.isascii()
+    if len(command) > MAX_BYTES or (
+            not ascii_only and len(command.encode("utf-8", "surrogatepass")) > MAX_BYTES):
         return [ParseProblem("RF009", f"input is larger than {MAX_BYTES // 1024} KiB", whole)]
     problems: list[ParseProblem] = []
-    m = _SURROGATE.search(command)
+    m = None if ascii_only else _SURROGATE.search(command)
     if m:
         problems.append(ParseProblem("RF008", "input is not valid UTF-8 "
                                      "(lone surrogate / undecodable byte)", (m.start(), m.end())))
@@ -70,18 +72,21 @@ def prescan(command: str) -> list[ParseProblem]:
         problems.append(ParseProblem(
             "RF007", f"input contains control or invisible character U+{ord(m.group()):04X}",
             (m.start(), m.end())))
-    depth = deepest = 0
-    for m in _BRACKETS.finditer(command):
-        if m.group() in _OPEN:
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > MAX_DEPTH:
-                    problems.append(ParseProblem(
-                        "RF010", f"nesting deeper than {MAX_DEPTH} levels", (m.start(), m.end())))
-                    break
-        elif depth:
-            depth -= 1
+    # Depth can only exceed the limit if there are that many openers at all.
+    if command.count("(") + command.count("{") + command.count("[") > MAX_DEPTH:
+        depth = deepest = 0
+        for m in _BRACKETS.finditer(command):
+            if m.group() in _OPEN:
+                depth += 1
+                if depth > deepest:
+                    deepest = depth
+                    if deepest > MAX_DEPTH:
+                        problems.append(ParseProblem(
+                            "RF010", f"nesting deeper than {MAX_DEPTH} levels",
+                            (m.start(), m.end())))
+                        break
+            elif depth:
+                depth -= 1
     return problems
 
 
@@ -166,12 +171,16 @@ class _Front:
     # -- words --
     def word(self, node, depth: int, in_subst: bool) -> Word:
         """Build one Word. Recurses only through word structure (bounded by the pre-scan)."""
-        if node.type == "word" or node.type == "number":
+        t = node.type
+        if t == "word" or t == "number":
             # fast path: a plain unquoted token (most words)
             start, end = node.start_byte, node.end_byte
             self.cov.append((start, end, True))
             raw = self.data[start:end].decode("utf-8")
-            value, esc, m = unquote_plain(raw)
+            if "\\" in raw:
+                value, esc, m = unquote_plain(raw)
+            else:
+                value, esc, m = raw, False, raw
             if " " in m or "\t" in m or "\n" in m:
                 # `lpr { }\;`: tree-sitter made one token of text bash splits at blanks
                 self.problem("RF005", f"`{raw}` holds an unescaped blank", node)
@@ -179,7 +188,9 @@ class _Front:
                     ("{" in m and BRACE_EXPANSION.search(m) is not None))
             # `/tmp/$$`, `$!`: special parameters tree-sitter leaves inside a plain word
             dyn = "$" in m and _SPECIAL_PARAM.search(m) is not None
-            return Word(value, raw, self.span(start, end), dyn, glob, esc, False)
+            cm = self.cmap
+            return Word(value, raw, (start, end) if cm is None else (cm[start], cm[end]),
+                        dyn, glob, esc, False)
         parts: list[str] = []
         flags = {"dyn": False, "glob": False, "quoted": False, "subst": False}
         mask: list[str] = []

@@ -18,7 +18,6 @@ from ..ir import Command, Redirect, Script, Span
 
 Hit = tuple[Span, str]
 Check = Callable[["Context"], Iterable[Hit]]
-Gate = Callable[["Context"], bool]
 
 
 @dataclass(slots=True)
@@ -35,7 +34,6 @@ class Context:
     fact_kinds: set[str] = field(default_factory=set)
     pipelines: bool = False
     assignments: bool = False
-    has_interp: bool | None = None        # computed on first use
 
     by_index: dict[int, list[Invocation]] = field(default_factory=dict)
     redirects_by_owner: dict[int | None, list[tuple[int, Redirect]]] = field(default_factory=dict)
@@ -64,40 +62,47 @@ class Context:
         return self.script.source[span[0]:span[1]]
 
 
-# Gates: what a check wants to see. The engine skips a check whose gate is
-# false, so a typical command runs only the few checks that concern it.
+# Gates: what a check wants to see, as trigger keys. The engine indexes the
+# checks by trigger and runs only those whose triggers the command has, so a
+# typical command runs a handful of checks instead of all of them.
+Gate = tuple[str, ...]
+ALWAYS: Gate = ("always",)
+
+
 def constructs(*kinds: str) -> Gate:
-    wanted = frozenset(kinds)
-    return lambda ctx: not wanted.isdisjoint(ctx.construct_kinds)
+    return tuple(f"construct:{k}" for k in kinds)
 
 
 def facts(*kinds: str) -> Gate:
-    wanted = frozenset(kinds)
-    return lambda ctx: not wanted.isdisjoint(ctx.fact_kinds)
+    return tuple(f"fact:{k}" for k in kinds)
 
 
 def names(wanted: Iterable[str]) -> Gate:
-    wanted = frozenset(wanted)
-    return lambda ctx: not wanted.isdisjoint(ctx.names)
+    return tuple(sorted(f"name:{n}" for n in wanted))
 
 
-def redirects(ctx: Context) -> bool:
-    return bool(ctx.script.redirects)
+redirects: Gate = ("redirects",)
+pipelines: Gate = ("pipelines",)
+assignments: Gate = ("assignments",)
+declarations: Gate = ("declarations",)
+interpreters: Gate = ("interpreters",)
+always: Gate = ALWAYS
 
 
-def pipelines(ctx: Context) -> bool:
-    return ctx.pipelines
-
-
-def assignments(ctx: Context) -> bool:
-    return ctx.assignments
-
-
-def interpreters(ctx: Context) -> bool:
-    if ctx.has_interp is None:
-        ctx.has_interp = any(interp_for(n) for n in ctx.names if n)
-    return ctx.has_interp
-
-
-def always(ctx: Context) -> bool:
-    return True
+def triggers(ctx: Context) -> set[str]:
+    """The trigger keys present in one command."""
+    out = {"always"}
+    out.update(f"construct:{k}" for k in ctx.construct_kinds)
+    out.update(f"fact:{k}" for k in ctx.fact_kinds)
+    out.update(f"name:{n}" for n in ctx.names if n)
+    if ctx.script.redirects:
+        out.add("redirects")
+    if ctx.pipelines:
+        out.add("pipelines")
+    if ctx.assignments:
+        out.add("assignments")
+    if any(c.kind == "declaration" for c in ctx.script.commands):
+        out.add("declarations")
+    if any(interp_for(n) for n in ctx.names if n):
+        out.add("interpreters")
+    return out

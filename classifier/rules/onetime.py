@@ -8,8 +8,8 @@ from .. import data
 from ..analysis import Invocation, scan_args
 from ..embedded import EXEC, NAMES, UNKNOWN, awk_program, sed_script
 from ..ir import Word
-from . import (Context, Hit, assignments, constructs, facts, interpreters, names,
-               redirects)
+from . import (Context, Hit, assignments, constructs, declarations, facts, interpreters,
+               names, redirects)
 from .decoration import _is_fd
 
 
@@ -436,12 +436,11 @@ CHECKS = (
     ("RF120", function_definition, constructs("function")),
     ("RF121", trap, _BUILTINS),
     ("RF122", exec_assignment,
-     lambda ctx: ctx.assignments or not ctx.names.isdisjoint(data.ASSIGNING_BUILTINS)
-     or any(c.kind == "declaration" for c in ctx.script.commands)),
+     assignments + declarations + names(data.ASSIGNING_BUILTINS)),
     ("RF123", escalation, facts("escalation")),
     ("RF124", background, constructs("background")),
     ("RF125", coproc, facts("coproc")),
-    ("RF126", detach, lambda ctx: "detach" in ctx.fact_kinds or "disown" in ctx.names),
+    ("RF126", detach, facts("detach") + names({"disown"})),
     ("RF127", dynamic_subcommand, facts("dynamic-subcommand")),
     ("RF128", lookup_change, names({"enable", "hash"})),
 )
