@@ -133,9 +133,10 @@ def _rule_name(code: str) -> str:
     return rule.name if rule else "unregistered code"
 
 
-def _span_text(span: Iterable[int]) -> str:
+def _span_text(span: Iterable[int]) -> Text:
+    # Text, never a str: rich would try to read a str cell as markup.
     start, end = span
-    return f"[{start}, {end})"
+    return Text(f"[{start}, {end})")
 
 
 def verdict_header(verdict: Verdict, decision: Mapping | None = None) -> Text:
@@ -186,7 +187,7 @@ def _coded_table(title: str, rows: Iterable[Decoration | Finding], notes: list[T
         table.add_column(col, overflow="fold")
     for item in _capped(rows, notes, title):
         body = item.text if isinstance(item, Decoration) else item.message
-        table.add_row(Text(item.code, style="bold"), _rule_name(item.code),
+        table.add_row(Text(item.code, style="bold"), Text(_rule_name(item.code)),
                       Text(visible(body)), _span_text(item.span))
     return table
 
@@ -364,7 +365,7 @@ def rules_table(rules: Iterable[Rule]) -> Table:
     for col in ("code", "name", "family", "summary", "status"):
         table.add_column(col, overflow="fold")
     for rule in rules:
-        table.add_row(Text(rule.code, style="bold"), rule.name, rule.family,
+        table.add_row(Text(rule.code, style="bold"), Text(rule.name), Text(rule.family),
                       Text(rule.summary),
                       Text(rule.status, style="dim" if rule.status == "retired" else ""))
     return table

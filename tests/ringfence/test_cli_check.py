@@ -291,9 +291,12 @@ def test_json_with_profile_adds_the_gate_decision(profile, cmd, decision):
     expected = decide(classify(cmd), load_profile(profile, workspace=None),
                       grants=frozenset(), context="host").to_json()
     assert {k: obj[k] for k in ("decision", "reasons")} == expected
-    # the human view shows the same decision
+    # the human views show the same decision
     human, _ = text(rf("check", "--profile", profile, cmd))
     assert f"decision: {decision}" in human
+    if decision == "deny":
+        explained, _ = text(rf("explain", "--profile", profile, cmd))
+        assert f"decision: {decision}" in explained
 
 
 @needs_engine
