@@ -402,8 +402,11 @@ EXEC_VARS = frozenset({
     "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "PS4", "SHELL", "SHELLOPTS",
     "BASHOPTS", "HOME", "ZDOTDIR", "XDG_CONFIG_HOME", "CDPATH", "GLOBIGNORE", "TMOUT",
     "PROMPT_COMMAND", "LESSOPEN", "LESSCLOSE", "SSH_ASKPASS", "SUDO_ASKPASS",
+    # build tools run these programs
+    "CC", "CXX", "CPP", "LD", "AR", "AS", "RUSTC", "RUSTC_WRAPPER", "RUSTDOC", "GOFLAGS",
+    "MAKEFLAGS", "MAKESHELL",
 })
-EXEC_VAR_PREFIXES = ("LD_", "DYLD_", "BASH_FUNC_")
+EXEC_VAR_PREFIXES = ("LD_", "DYLD_", "BASH_FUNC_", "npm_config_", "NPM_CONFIG_", "CARGO_")
 EXEC_VAR_SUFFIXES = ("_COMMAND",)
 # GIT_* is conservative: every GIT_ variable except these informational ones.
 GIT_SAFE_VARS = frozenset({
@@ -423,6 +426,20 @@ def exec_var(name: str) -> bool:
         return True
     return name.startswith("GIT_") and name not in GIT_SAFE_VARS
 
+
+# git settings that make git run a program later (`git config KEY VALUE`, RF109).
+GIT_EXEC_CONFIG = re.compile(
+    r"(?i)^(core\.(pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy)|"
+    r"sequence\.editor|diff\.external|diff\..*\.(textconv|command)|filter\..*\.(clean|smudge|process)|"
+    r"merge\..*\.driver|credential(\..*)?\.helper|gpg\.(.*\.)?program|pager\..*|"
+    r"web\.browser|browser\..*\.(cmd|path)|uploadpack\.packobjectshook|include\.path|"
+    r"includeif\..*|alias\..*|sendemail\..*cmd|remote\..*\.(uploadpack|receivepack))$")
+
+GIT_CONFIG_READ = frozenset({"--get", "--get-all", "--get-regexp", "--list", "-l", "--unset",
+                             "--unset-all", "get", "list", "unset"})
+
+# A program operand that is standard input.
+STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 
 # --- redirections ----------------------------------------------------------------
 WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})

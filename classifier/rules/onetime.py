@@ -60,7 +60,7 @@ def network_redirect(ctx: Context) -> Iterable[Hit]:
         if _network(r.target):
             yield r.span, "redirection opens a network connection (/dev/tcp, /dev/udp)"
         elif r.op in ("<", "<&", ">&", "<>") and r.target is not None and not r.target.static \
-                and i not in ctx.decorated_redirects:
+                and i not in ctx.decorated_redirects and not r.target.raw.startswith("<("):
             # `cat < $f`: a path decided at run time may be /dev/tcp/HOST/PORT
             yield r.span, f"redirection to `{r.target.raw}`, decided at run time, may open " \
                           "a network connection"
@@ -97,7 +97,7 @@ def interp_mode(inv: Invocation) -> tuple[str, Word | None]:
         if v == "--":
             i += 1
             break
-        if v == "-":
+        if v in data.STDIN_PATHS:
             return "stdin", w
         if v in row.info:
             return "info", w
@@ -148,7 +148,7 @@ def interp_mode(inv: Invocation) -> tuple[str, Word | None]:
         return "stdin", argv[0]
     if not argv[i].static:
         return "dynamic", argv[i]
-    return ("stdin" if argv[i].value == "-" else "script"), argv[i]
+    return ("stdin" if argv[i].value in data.STDIN_PATHS else "script"), argv[i]
 
 
 def _mode(ctx: Context, inv: Invocation) -> tuple[str, Word | None]:
@@ -209,6 +209,11 @@ def git_exec(ctx: Context) -> Iterable[Hit]:
         if sub == "config" and any(w.value.lower().startswith("alias.") for w in rest) and \
                 any(w.value.startswith("!") for w in rest):
             yield (inv.argv[0].span[0], rest[-1].span[1]), "a `!` git alias runs a shell command"
+        if sub == "config" and not any(w.value in data.GIT_CONFIG_READ for w in rest[:3]):
+            for w in rest:
+                if not w.value.startswith("-") and data.GIT_EXEC_CONFIG.search(w.value):
+                    yield w.span, f"git setting `{w.value}` makes git run a program later"
+                    break
         trig = data.GIT_EXEC_SUB.get(sub)
         if trig is None:
             continue
