@@ -83,16 +83,19 @@ def _rlimit_fn(spec: SandboxSpec):
     return apply
 
 
-def _seccomp_fd(spec: SandboxSpec, arch: str, degradations: list[Note]) -> int | None:
+def _seccomp_fd(spec: SandboxSpec, arch: str, degradations: list[Note], *,
+                base: bool = False) -> int | None:
+    """A memfd holding the filter; ``base``: the variant that allows Unix sockets."""
     opts = spec.seccomp
     if opts is None:
         return None
     try:
         from .seccomp import build_filter
-        program = build_filter(arch, deny_unix_sockets=opts.deny_unix_sockets)
+        program = build_filter(arch, deny_unix_sockets=opts.deny_unix_sockets and not base)
     except (ImportError, ValueError) as exc:
-        degradations.append(Note("RF606", f"no seccomp filter for this host ({exc}); "
-                                 "the command runs without syscall filtering"))
+        if not base:
+            degradations.append(Note("RF606", f"no seccomp filter for this host ({exc}); "
+                                     "the command runs without syscall filtering"))
         return None
     fd = os.memfd_create("ringfence-seccomp", 0)
     os.write(fd, program)
@@ -127,8 +130,12 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
     proxy = None
     try:
         seccomp_fd = _seccomp_fd(spec, host.arch, degradations)
+        base_fd = None
         if seccomp_fd is not None:
             fds.append(seccomp_fd)
+            if spec.proxy is not None:
+                base_fd = _seccomp_fd(spec, host.arch, degradations, base=True)
+                fds.append(base_fd)
         proxy_dir = None
         if spec.proxy is not None:
             proxy, proxy_dir = _start_proxy(spec, journal, degradations)
@@ -137,7 +144,7 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
         try:
             bargv = render(spec, argv, bwrap=host.bwrap, env=env, seccomp_fd=seccomp_fd,
                            proxy_dir=proxy_dir, python=host.python, inline_env=False,
-                           status_fd=status_w)
+                           status_fd=status_w, base_seccomp_fd=base_fd)
         except BaseException:
             os.close(status_w)
             raise

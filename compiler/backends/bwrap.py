@@ -14,8 +14,11 @@ modes:
 
 With a proxy, the command is wrapped by the in-sandbox relay launcher
 (``compiler/relay.py``), which starts the 127.0.0.1 relay, then applies the
-seccomp filter to itself and execs the command; bwrap's own ``--seccomp`` is
-then not used (the relay must be able to create its Unix socket first).
+full seccomp filter to itself and execs the command. The relay needs
+``socket(AF_UNIX)``, so bwrap gets ``base_seccomp_fd``: the same filter but
+with Unix sockets allowed. Nothing in the sandbox then runs unfiltered, not
+bwrap's init and not the relay, which the command could otherwise take over
+through /proc/PID/mem to escape the filter.
 """
 
 from __future__ import annotations
@@ -45,13 +48,17 @@ def final_env(spec: SandboxSpec, env: Mapping[str, str]) -> dict[str, str]:
 def render(spec: SandboxSpec, argv: Sequence[str], *, bwrap: str = "bwrap",
            env: Mapping[str, str] | None = None, seccomp_fd: int | None = None,
            proxy_dir: str | None = None, python: str = "python3",
-           inline_env: bool = True, status_fd: int | None = None) -> list[str]:
+           inline_env: bool = True, status_fd: int | None = None,
+           base_seccomp_fd: int | None = None) -> list[str]:
     """bwrap argv for ``spec`` running ``argv``.
 
     ``seccomp_fd``: an inherited fd holding the BPF program (None: no filter).
     ``proxy_dir``: the host directory holding the proxy's Unix socket.
     ``status_fd``: bwrap ``--json-status-fd`` (lets the executor tell a setup
     failure from the command's own exit status).
+    ``base_seccomp_fd``: with a proxy, the filter bwrap applies to everything in
+    the sandbox (Unix sockets allowed, for the relay); ``seccomp_fd`` then goes
+    to the relay, which stacks it on top for the command.
     """
     if not spec.sandboxed:
         raise ValueError("the host profile has no bwrap rendering")
@@ -93,6 +100,8 @@ def render(spec: SandboxSpec, argv: Sequence[str], *, bwrap: str = "bwrap",
         elif isinstance(op, Seccomp):
             if seccomp_fd is not None and proxy is None:
                 out += ["--seccomp", str(seccomp_fd)]
+            elif base_seccomp_fd is not None and proxy is not None:
+                out += ["--seccomp", str(base_seccomp_fd)]
         elif isinstance(op, Proxy):
             if proxy_dir is None:
                 raise ValueError("a proxy spec needs proxy_dir")

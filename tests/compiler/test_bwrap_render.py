@@ -23,7 +23,8 @@ def _spec(name):
 @pytest.mark.parametrize("name", ("observe", "build", "strict", "host-assisted"))
 def test_builtin_renders_to_its_golden_argv(name):
     argv = render(_spec(name), ["make", "test"], env=ENV, seccomp_fd=7, status_fd=9,
-                  proxy_dir="/run/user/1000/ringfence-X", python="/usr/bin/python3")
+                  proxy_dir="/run/user/1000/ringfence-X", python="/usr/bin/python3",
+                  base_seccomp_fd=8)
     argv = [a.replace(RELAY, "<relay.py>") for a in argv]
     check_golden(f"bwrap-{name}.json", argv)
 
@@ -45,13 +46,14 @@ def test_strict_argv_shape():
 def test_execution_mode_keeps_values_out_of_argv():
     spec = _spec("build")
     argv = render(spec, ["true"], env=ENV, seccomp_fd=7, inline_env=False,
-                  proxy_dir="/x", python="/py")
+                  proxy_dir="/x", python="/py", base_seccomp_fd=8)
     assert "--clearenv" not in argv and "--setenv" not in argv
     env = final_env(spec, ENV)
     assert env["LANG"] == "C.UTF-8" and "GITHUB_TOKEN" not in env
     assert env["HTTPS_PROXY"] == "http://127.0.0.1:3128"
-    # with a proxy, the relay applies the filter (after starting), not bwrap
-    assert "--seccomp" not in argv
+    # with a proxy, bwrap applies the base filter (Unix sockets allowed, for the
+    # relay) to everything; the relay stacks the full filter for the command
+    assert argv[argv.index("--seccomp") + 1] == "8"
     relay_at = argv.index(RELAY)
     assert argv[relay_at - 4:relay_at + 1] == ["--", "/py", "-I", "-S", RELAY]
     assert argv[relay_at + 1:] == ["--listen", "127.0.0.1:3128", "--unix",

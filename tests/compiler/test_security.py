@@ -347,3 +347,21 @@ def test_proxy_refusals_are_recorded_and_say_which_rule(box):
     assert res.exit_code == 0, res.stderr
     assert res.stdout.startswith(b"403 ")
     assert [(d.host, d.allowed) for d in res.network] == [("exfil.example.net", False)]
+
+
+@pytest.mark.parametrize("profile", SANDBOXED)
+def test_nothing_in_the_sandbox_runs_without_the_seccomp_filter(box, profile):
+    # An unfiltered process beside the command (bwrap's init, the proxy relay) could
+    # be taken over through /proc/PID/mem to escape the filter.
+    script = ("import os\n"
+              "for pid in sorted(p for p in os.listdir('/proc') if p.isdigit()):\n"
+              "    try:\n"
+              "        status = open(f'/proc/{pid}/status').read()\n"
+              "    except OSError:\n"
+              "        continue\n"
+              "    mode = status.split('Seccomp:')[1].split()[0]\n"
+              "    print(pid, mode)\n")
+    r = box.run(profile, "--", sys.executable, "-I", "-c", script)
+    assert r.returncode == 0, r.stderr
+    modes = dict(line.split() for line in r.stdout.splitlines())
+    assert len(modes) >= 2 and set(modes.values()) == {"2"}, modes
