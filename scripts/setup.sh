@@ -33,9 +33,15 @@ fi
 stamp=$VENV/.ringfence-installed
 if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
   echo "setup: installing ringfence and test dependencies into $VENV" >&2
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
+  log=$VENV/install.log
   # compat mode: a plain path entry, so `ringfence` starts without an import hook.
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-      -e '.[test]' --config-settings editable_mode=compat
+  # pip's output goes to a log, shown only when the install fails.
+  if ! { "$VENV/bin/python" -m pip install --disable-pip-version-check --upgrade pip &&
+         "$VENV/bin/python" -m pip install --disable-pip-version-check \
+             -e '.[test]' --config-settings editable_mode=compat; } >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "setup: installing into $VENV failed (log above, kept in $log)" >&2
+    exit 1
+  fi
   touch "$stamp"
 fi

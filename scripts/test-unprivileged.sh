@@ -33,8 +33,12 @@ if ! as_user "cd '$PWD' && $venv/bin/python -c 'import ringfence'" >/dev/null 2>
     echo "test-unprivileged: building $venv from $py for $user" >&2
     rm -rf "$venv"
     "$py" -m venv "$venv"
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-        -e '.[test]' --config-settings editable_mode=compat
+    if ! "$venv/bin/python" -m pip install --disable-pip-version-check \
+        -e '.[test]' --config-settings editable_mode=compat >"$venv/install.log" 2>&1; then
+      cat "$venv/install.log" >&2
+      echo "test-unprivileged: installing into $venv failed" >&2
+      exit 1
+    fi
     # The editable install must not leave root-owned build junk the user would trip on.
     chmod -R a+rX "$venv"
   fi
