@@ -234,8 +234,9 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
     if threading.current_thread() is threading.main_thread():
         for sig in FORWARDED:
             previous[sig] = signal.signal(sig, forward)
-    tails = {proc.stdout.fileno(): (_Tail(capture), None if capture else out),
-             proc.stderr.fileno(): (_Tail(capture), None if capture else err)}
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    tails = {out_fd: (_Tail(capture), None if capture else out),
+             err_fd: (_Tail(capture), None if capture else err)}
     status = bytearray()
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
@@ -269,7 +270,12 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
                         sink.write(chunk)
                         sink.flush()
                     except (BrokenPipeError, ValueError):
+                        # Our reader went away (`ringfence run -- yes | head -1`): close
+                        # the command's pipe too, so it gets SIGPIPE as it would
+                        # without us, instead of running forever into a drain.
                         tails[fd] = (tail, None)
+                        sel.unregister(key.fileobj)
+                        key.fileobj.close()
         code = proc.wait()
     finally:
         sel.close()
@@ -279,13 +285,12 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
             proc.kill()
             proc.wait()
     duration = time.monotonic() - start
-    exit_code = _exit_code(code, status, received, timed_out, sandboxed,
-                           tails[proc.stderr.fileno()][0].buf)
+    exit_code = _exit_code(code, status, received, timed_out, sandboxed, tails[err_fd][0].buf)
     if timed_out:
         note = Note("RF608", f"timed out after {timeout:g}s; the whole sandbox was killed")
         warn(note)
         degradations.append(note)
-    o, e = tails[proc.stdout.fileno()][0], tails[proc.stderr.fileno()][0]
+    o, e = tails[out_fd][0], tails[err_fd][0]
     return ExecResult(exit_code, bytes(o.buf), bytes(e.buf), duration,
                       degradations=tuple(degradations),
                       stdout=bytes(o.all) if o.all is not None else None,

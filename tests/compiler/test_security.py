@@ -365,3 +365,13 @@ def test_nothing_in_the_sandbox_runs_without_the_seccomp_filter(box, profile):
     assert r.returncode == 0, r.stderr
     modes = dict(line.split() for line in r.stdout.splitlines())
     assert len(modes) >= 2 and set(modes.values()) == {"2"}, modes
+
+
+def test_a_closed_reader_ends_the_command_as_without_ringfence(box):
+    # `ringfence run -- yes | head -1`: yes must get SIGPIPE, not run forever.
+    proc = subprocess.Popen([*CLI, "run", "-p", "strict", "-w", str(box.ws), "--", "yes"],
+                            cwd=box.ws, env=box.env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    assert proc.stdout.readline() == b"y\n"
+    proc.stdout.close()
+    assert proc.wait(timeout=60) == 128 + signal.SIGPIPE
