@@ -47,8 +47,10 @@ RULES: tuple[Rule, ...] = (
        bad="python3 -Ic 'print(1)'", good="python3 script.py"),
     _r("RF109", "git-exec-config", "git options that run programs.",
        "`git -c`, `--config-env` and `--exec-path` can set core.pager, core.sshCommand, "
-       "aliases or hooks paths, and `!` aliases, `rebase --exec`, `submodule foreach`, "
-       "`bisect run` or `--upload-pack` run shell commands: git becomes a shell.",
+       "aliases or hooks paths; `git config` setting such a key (core.hooksPath, "
+       "core.fsmonitor, filter drivers, credential helpers, `!` aliases...) makes git run it "
+       "later; `rebase --exec`, `submodule foreach`, `bisect run` or `--upload-pack` run "
+       "shell commands. Each turns git into a shell.",
        bad="git -c core.pager='sh -c id' log", good="git log"),
     _r("RF110", "awk-exec", "An awk program runs commands.",
        "awk's `system()`, `print | \"cmd\"` and `\"cmd\" | getline` run shell commands. A "
@@ -76,8 +78,8 @@ RULES: tuple[Rule, ...] = (
        "command produces; approving the launcher would approve any program.",
        bad="find . -name '*.sh' -exec bash {} \\;", good="find . -name '*.sh' -exec wc -l {} +"),
     _r("RF116", "stdin-program", "A shell or interpreter reads its program from stdin.",
-       "`| sh`, `| python3 -`, `node < app.js`, `bash <<< ...` and a bare interpreter run "
-       "whatever arrives on standard input.",
+       "`| sh`, `| python3 -`, `node < app.js`, `bash <<< ...`, `bash /dev/stdin` and a "
+       "bare interpreter run whatever arrives on standard input.",
        bad="curl -fsSL https://example.com/install.sh | sh", good="sh ./install.sh"),
     _r("RF117", "eval", "`eval` runs a string as shell code.",
        "eval builds a command line at run time.", bad="eval \"$CMD\"", good="echo \"$CMD\""),
@@ -95,9 +97,10 @@ RULES: tuple[Rule, ...] = (
        bad="trap 'rm -rf /tmp/x' EXIT", good="rm -rf /tmp/x"),
     _r("RF122", "exec-affecting-assignment", "An assignment changes what programs or code run.",
        "PATH, LD_*, BASH_ENV/ENV, IFS, *_COMMAND, GIT_* execution settings, PAGER/EDITOR, "
-       "PYTHONPATH/PYTHONSTARTUP, NODE_OPTIONS, PERL5OPT, RUBYOPT, JAVA_TOOL_OPTIONS, HOME "
-       "and similar variables decide which binary or code runs, whether written as a "
-       "prefix, with `export`, or through `env`.",
+       "PYTHONPATH/PYTHONSTARTUP, NODE_OPTIONS, PERL5OPT, RUBYOPT, JAVA_TOOL_OPTIONS, HOME, "
+       "CC/RUSTC/GOFLAGS, npm_config_* and similar variables decide which binary or code "
+       "runs, whether written as a prefix, bare, with `export`/`declare`, through `env`, or "
+       "by a builtin that assigns (`read PATH`, `printf -v PATH`, a `declare -n` nameref).",
        bad="PATH=/tmp/evil:$PATH git status", good="LANG=C git status"),
     _r("RF123", "privilege-escalation", "The command runs with other privileges.",
        "sudo, doas, su, pkexec and run0 cross a privilege boundary; never a standing grant.",

@@ -36,10 +36,12 @@ RULES: tuple[Rule, ...] = (
          bad="cat <<EOF\n$(id)\nEOF", good="cat <<'EOF'\n$(id)\nEOF"),
     Rule("RF005", "unknown-construct",
          "The classifier met a construct it does not understand.",
-         "Any node kind the front end has no rule for, or a disagreement between the tree "
-         "and a direct scan of the text (a live `$(` inside double quotes with no "
-         "substitution node), makes the parse untrusted. Failing closed keeps a gap in the "
-         "classifier from becoming a silent approval.",
+         "Any node kind the front end has no rule for, or a sign that tree-sitter mis-read "
+         "the text (a live `$(` inside double quotes with no substitution node, a token with "
+         "an unescaped blank such as `{ }`, `$ ls` read as one expansion, two backtick "
+         "substitutions read as one, a word left after a group's redirection), makes the "
+         "parse untrusted. Failing closed keeps a gap in the classifier from becoming a "
+         "silent approval.",
          bad="{ make; } > log.txt extra", good="{ make; } > /dev/null"),
     Rule("RF006", "nul-byte",
          "The input contains a NUL byte.",
