@@ -56,10 +56,14 @@ class Invocation:
 
 
 def static_name(w: Word) -> bool:
+    """Can this program word be a key? Not if bash decides it at run time, and not
+    if it holds a blank: `'git push' x` runs a file named "git push", whose key
+    would collide with the `git push` subcommand key."""
     v = w.value
     if v == "[" or v == "[[":         # the test builtins, not a glob
         return True
-    return w.static and v != "" and not (DYNAMIC_NAME_CHARS & set(v))
+    return w.static and v != "" and not (DYNAMIC_NAME_CHARS & set(v)) and \
+        not any(c.isspace() for c in v)
 
 
 def skip_options(words: tuple[Word, ...], i: int, spec: data.Opts,

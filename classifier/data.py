@@ -194,6 +194,8 @@ MULTIPLEXERS: dict[str, Multiplexer] = {
     "helm": Multiplexer(opts("-n", "--namespace", "--kube-context", "--kubeconfig",
                              "--registry-config", "--repository-config", "--repository-cache"),
                         levels=2, groups=frozenset({"repo", "plugin", "registry", "dependency"})),
+    "docker-compose": Multiplexer(opts("-f", "--file", "-p", "--project-name", "--env-file",
+                                       "--profile", "--project-directory")),
     "npm": Multiplexer(opts("--prefix", "-w", "--workspace", "-C", "--userconfig", "--cache",
                             "--registry", "--loglevel")),
     "pnpm": Multiplexer(opts("-C", "--dir", "-F", "--filter", "--loglevel", "--reporter")),
@@ -240,7 +242,7 @@ SUB_LAUNCHERS: dict[tuple[str, str], Opts] = {
                         "--extra", "--group", "--env-file", "--index", "--from"),
     ("poetry", "run"): Opts(),
     ("pnpm", "exec"): Opts(),
-    ("npm", "exec"): opts("-p", "--package", "-w", "--workspace"),
+    ("npm", "exec"): opts("-p", "--package", "-w", "--workspace", "-c", "--call"),
     ("yarn", "exec"): Opts(),
     ("pipx", "run"): opts("--spec", "--python"),
 }

@@ -15,8 +15,12 @@ def dynamic_command_name(ctx: Context) -> Iterable[Hit]:
     for inv in ctx.invocations:
         w = inv.program
         if w is not None and not static_name(w):
-            yield w.span, f"the program name `{w.raw}` is decided at run time " \
-                          "(expansion, glob or brace expansion)"
+            if w.static and any(c.isspace() for c in w.value):
+                yield w.span, f"the program name `{w.raw}` holds a blank, so it cannot be " \
+                              "told apart from a program and its subcommand"
+            else:
+                yield w.span, f"the program name `{w.raw}` is decided at run time " \
+                              "(expansion, glob or brace expansion)"
 
 
 def heredoc_substitution(ctx: Context) -> Iterable[Hit]:
