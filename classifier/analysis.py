@@ -20,6 +20,7 @@ from .ir import Script, Span, Word
 # A command name containing one of these after quote removal is not static:
 # bash would expand it (glob, brace) or it came from an expansion.
 DYNAMIC_NAME_CHARS = frozenset("$`{}*?[")
+_BAD_NAME = re.compile(r"[$`{}*?\[\s]")
 _ENV_ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -62,8 +63,7 @@ def static_name(w: Word) -> bool:
     v = w.value
     if v == "[" or v == "[[":         # the test builtins, not a glob
         return True
-    return w.static and v != "" and not (DYNAMIC_NAME_CHARS & set(v)) and \
-        not any(c.isspace() for c in v)
+    return not (w.dynamic or w.glob) and v != "" and _BAD_NAME.search(v) is None
 
 
 def skip_options(words: tuple[Word, ...], i: int, spec: data.Opts,
