@@ -205,7 +205,10 @@ def test_exit_status_passes_through(box, profile, status):
 
 def test_program_not_found_is_127_like_a_shell(box):
     (box.ws / "notexec").write_text("#!/bin/sh\n")
-    r = box.run("strict", "--", "no-such-program-rf")
+    # a PATH of searchable dirs only: execvp reports EACCES (126) when some PATH
+    # entry cannot be searched, as for an unprivileged user with /root/... on PATH
+    env = box.env(PATH=f"/usr/bin:/bin:{os.path.dirname(shutil.which('bwrap'))}")
+    r = box.run("strict", "--", "no-such-program-rf", env=env)
     assert r.returncode == 127 and "no-such-program-rf" in r.stderr
     assert "RF602" not in r.stderr
     assert box.run("strict", "--", "./notexec").returncode == 126
