@@ -265,10 +265,10 @@ EXEC_OPTIONS: dict[str, dict[str, str]] = {
     "vim": {"-c": "runs an ex command", "--cmd": "runs an ex command", "-S": "sources a script"},
     "nvim": {"-c": "runs an ex command", "--cmd": "runs an ex command", "-S": "sources a script"},
     "vi": {"-c": "runs an ex command", "--cmd": "runs an ex command"},
-    "ssh": {"-o": "can set ProxyCommand / LocalCommand"},
     "zip": {"-TT": "runs the given test command", "--unzip-command": "runs the given command"},
     "man": {"-P": "uses the given program as pager", "--pager": "uses the given pager",
             "-H": "runs the given browser", "--html": "runs the given browser"},
+    # ssh-family -o is judged by its value (EXEC_OPTION_VALUES)
     "ssh": {"-o": ""}, "scp": {"-o": "", "-S": "runs the given program as ssh"},
     "sftp": {"-o": "", "-S": "runs the given program as ssh"},
 }

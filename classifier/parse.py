@@ -18,14 +18,13 @@ Safety rules for untrusted input:
 
 from __future__ import annotations
 
-import re
+
 
 from .ir import Assignment, Command, Construct, ParseProblem, Redirect, Script, Word
-from .words import (BRACE_EXPANSION, GLOB_CHARS, decode_ansi_c, live_substitution_in_double,
-                    unquote_double, unquote_plain)
+from .parse_words import SPECIAL_PARAM, WordsMixin, join
+from .prescan import MAX_BYTES, MAX_DEPTH, char_map, prescan
 
-MAX_BYTES = 64 * 1024
-MAX_DEPTH = 256
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "parse", "prescan"]
 
 _parser = None
 
@@ -41,71 +40,6 @@ def _get_parser():
     return _parser
 
 
-# --- pre-scan: reject before tree-sitter ever sees the input -----------------
-
-# C0 controls except TAB and LF, DEL, C1 controls, and invisible format
-# characters (zero-width, bidi overrides: "trojan source" tricks that make the
-# text a person approves differ from what runs).
-_CONTROL = re.compile("[\x01-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064"
-                      "\u2066-\u2069\ufeff]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_BRACKETS = re.compile(r"[(){}\[\]]")
-_OPEN = frozenset("({[")
-
-
-def prescan(command: str) -> list[ParseProblem]:
-    whole = (0, len(command))
-    ascii_only = command.isascii()
-    if len(command) > MAX_BYTES or (
-            not ascii_only and len(command.encode("utf-8", "surrogatepass")) > MAX_BYTES):
-        return [ParseProblem("RF009", f"input is larger than {MAX_BYTES // 1024} KiB", whole)]
-    problems: list[ParseProblem] = []
-    m = None if ascii_only else _SURROGATE.search(command)
-    if m:
-        problems.append(ParseProblem("RF008", "input is not valid UTF-8 "
-                                     "(lone surrogate / undecodable byte)", (m.start(), m.end())))
-    i = command.find("\0")
-    if i >= 0:
-        problems.append(ParseProblem("RF006", "input contains a NUL byte", (i, i + 1)))
-    m = _CONTROL.search(command)
-    if m:
-        problems.append(ParseProblem(
-            "RF007", f"input contains control or invisible character U+{ord(m.group()):04X}",
-            (m.start(), m.end())))
-    # Depth can only exceed the limit if there are that many openers at all.
-    if command.count("(") + command.count("{") + command.count("[") > MAX_DEPTH:
-        depth = deepest = 0
-        for m in _BRACKETS.finditer(command):
-            if m.group() in _OPEN:
-                depth += 1
-                if depth > deepest:
-                    deepest = depth
-                    if deepest > MAX_DEPTH:
-                        problems.append(ParseProblem(
-                            "RF010", f"nesting deeper than {MAX_DEPTH} levels",
-                            (m.start(), m.end())))
-                        break
-            elif depth:
-                depth -= 1
-    return problems
-
-
-# --- byte -> character offsets ------------------------------------------------
-
-def _char_map(data: bytes, text: str):
-    if len(data) == len(text):          # ASCII: offsets agree
-        return None
-    table = [0] * (len(data) + 1)
-    b = 0
-    for c, ch in enumerate(text):
-        n = len(ch.encode("utf-8"))
-        for k in range(n):
-            table[b + k] = c
-        b += n
-    table[b] = len(text)
-    return table
-
-
 # Node kinds that are statements (walked as structure).
 _CONTAINERS = frozenset({
     "program", "list", "subshell", "do_group", "if_statement", "elif_clause",
@@ -117,20 +51,16 @@ _WORDISH = frozenset({
     "process_substitution", "number", "extglob_pattern", "brace_expression", "regex",
     "test_operator", "variable_name", "special_variable_name", "array",
 })
-_SPECIAL_PARAM = re.compile(r"\$[$!?#@*0-9A-Za-z_{(-]")
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
-_SUBST = frozenset({"command_substitution", "process_substitution"})
-_DYNAMIC = frozenset({"simple_expansion", "expansion", "arithmetic_expansion"})
-_DECL_KINDS = frozenset({"declaration_command"})
 
 
-class _Front:
+class _Front(WordsMixin):
     """One parse. Holds the byte buffer, offset map and output lists."""
 
     def __init__(self, command: str, data: bytes) -> None:
         self.text = command
         self.data = data
-        self.cmap = _char_map(data, command)
+        self.cmap = char_map(data, command)
         self.script = Script(command)
         self.cov: list[tuple[int, int, bool]] = []   # covered byte ranges (start, end, wordish)
         self.stack: list = []
@@ -169,167 +99,6 @@ class _Front:
                 self.cover(child)
 
     # -- words --
-    def word(self, node, depth: int, in_subst: bool) -> Word:
-        """Build one Word. Recurses only through word structure (bounded by the pre-scan)."""
-        t = node.type
-        if t == "word" or t == "number":
-            # fast path: a plain unquoted token (most words)
-            start, end = node.start_byte, node.end_byte
-            self.cov.append((start, end, True))
-            raw = self.data[start:end].decode("utf-8")
-            if "\\" in raw:
-                value, esc, m = unquote_plain(raw)
-            else:
-                value, esc, m = raw, False, raw
-            if " " in m or "\t" in m or "\n" in m:
-                # `lpr { }\;`: tree-sitter made one token of text bash splits at blanks
-                self.problem("RF005", f"`{raw}` holds an unescaped blank", node)
-            glob = ("*" in m or "?" in m or "[" in m or
-                    ("{" in m and BRACE_EXPANSION.search(m) is not None))
-            # `/tmp/$$`, `$!`: special parameters tree-sitter leaves inside a plain word
-            dyn = "$" in m and _SPECIAL_PARAM.search(m) is not None
-            cm = self.cmap
-            return Word(value, raw, (start, end) if cm is None else (cm[start], cm[end]),
-                        dyn, glob, esc, False)
-        parts: list[str] = []
-        flags = {"dyn": False, "glob": False, "quoted": False, "subst": False}
-        mask: list[str] = []
-        self._word_parts(node, depth, parts, mask, flags)
-        value = "".join(parts)
-        glob = flags["glob"]
-        if not glob:
-            m = "".join(mask)
-            glob = any(c in GLOB_CHARS for c in m) or bool(BRACE_EXPANSION.search(m))
-        return Word(value, self.src(node), self.nspan(node), flags["dyn"] or flags["subst"],
-                    glob, flags["quoted"], flags["subst"])
-
-    def _word_parts(self, node, depth, parts, mask, flags) -> None:
-        t = node.type
-        if t == "word" or t == "number" or t == "variable_name" or t == "test_operator":
-            self.cover(node, True)
-            v, esc, m = unquote_plain(self.src(node))
-            parts.append(v)
-            mask.append(m)
-            if esc:
-                flags["quoted"] = True
-        elif t == "raw_string":
-            self.cover(node, True)
-            parts.append(self.src(node)[1:-1])
-            mask.append("\0")
-            flags["quoted"] = True
-        elif t == "ansi_c_string":
-            self.cover(node, True)
-            parts.append(decode_ansi_c(self.src(node)[2:-1]))
-            mask.append("\0")
-            flags["quoted"] = True
-        elif t == "string":
-            # The whole string counts as covered: tree-sitter leaves newlines and
-            # escapes between string_content tokens, and the static value is
-            # computed from the raw text between the quotes, not from tokens.
-            self.cover(node, True)
-            flags["quoted"] = True
-            mask.append("\0")
-            inner = self.src(node)[1:-1]
-            live = False
-            for child in node.children:
-                ct = child.type
-                if ct in _SUBST:
-                    live = True
-                    flags["subst"] = True
-                    self.push_subst(child, depth)
-                elif ct in _DYNAMIC:
-                    flags["dyn"] = True
-                    live |= self._scan_dynamic(child, depth, flags)
-                elif ct == "string_content" or not child.is_named:
-                    pass
-                else:
-                    self.problem("RF005", f"unexpected {ct} inside a double-quoted string", child)
-            if live_substitution_in_double(inner) and not live:
-                self.problem("RF005", "a substitution inside double quotes was not parsed", node)
-            parts.append(inner if (flags["dyn"] or flags["subst"]) else unquote_double(inner))
-        elif t == "translated_string":
-            for child in node.children:
-                if child.is_named:
-                    self._word_parts(child, depth, parts, mask, flags)
-                else:
-                    self.cover(child)
-        elif t == "concatenation":
-            end = node.start_byte
-            for child in node.children:
-                if child.start_byte != end:
-                    self.problem("RF005", "pieces of one word are separated by blanks", node)
-                end = child.end_byte
-                if child.is_named:
-                    self._word_parts(child, depth, parts, mask, flags)
-                else:
-                    # anonymous pieces: a literal '$' (`a$`), or backticks (r``m)
-                    self.cover(child, True)
-                    s = self.src(child)
-                    if "`" in s and s != "``":
-                        # `a` `b` read as one substitution with body "a` `b": a mis-parse
-                        self.problem("RF005", f"ambiguous backticks `{s}`", child)
-                    if _SPECIAL_PARAM.search(s):           # `/tmp/$$`: the PID
-                        flags["dyn"] = True
-                    if "`" in s:
-                        flags["subst"] = True
-                        self.script.constructs.append(
-                            Construct("command-substitution", self.nspan(child), s))
-                    parts.append(s)
-                    mask.append(s)
-        elif t in _SUBST:
-            flags["subst"] = True
-            parts.append(self.src(node))
-            mask.append("\0")
-            self.push_subst(node, depth)
-        elif t in _DYNAMIC:
-            flags["dyn"] = True
-            text = self.src(node)
-            if t == "simple_expansion" and (" " in text or "\t" in text or "\n" in text):
-                # tree-sitter reads `$ file` as the expansion $file; bash sees `$` and `file`
-                self.problem("RF005", f"`{text}` is not one expansion", node)
-            parts.append(text)
-            mask.append("\0")
-            self._scan_dynamic(node, depth, flags)
-        elif t == "extglob_pattern" or t == "regex":
-            self.cover(node, True)
-            parts.append(self.src(node))
-            mask.append(self.src(node))
-            flags["glob"] = True
-        elif t == "brace_expression":
-            self._scan_dynamic(node, depth, flags)
-            parts.append(self.src(node))
-            mask.append("\0")
-            flags["glob"] = True
-        elif t == "special_variable_name" or t == "array":
-            flags["dyn"] = True
-            parts.append(self.src(node))
-            mask.append("\0")
-            self._scan_dynamic(node, depth, flags)
-        else:
-            self.cover(node)
-            self.problem("RF005", f"unexpected {t} in a word", node)
-            parts.append(self.src(node))
-            flags["dyn"] = True
-
-    def _scan_dynamic(self, node, depth, flags) -> bool:
-        """Cover an expansion's tokens; queue any substitution inside it."""
-        found = False
-        todo = [node]
-        while todo:
-            n = todo.pop()
-            if n.type in _SUBST:
-                found = True
-                flags["subst"] = True
-                self.push_subst(n, depth)
-            elif n.child_count == 0:
-                self.cover(n, n.is_named)
-            elif n.type == "string":
-                self.cover(n, True)
-                todo.extend(n.children)
-            else:
-                todo.extend(n.children)
-        return found
-
     # -- statements --
     def run(self, root) -> None:
         stack = self.stack
@@ -558,7 +327,7 @@ class _Front:
             elif t == "command_name":
                 for sub in child.children:
                     w = self.word(sub, depth, in_subst)
-                    words[-1:] = [_join(words[-1], w)] if words else [w]
+                    words[-1:] = [join(words[-1], w)] if words else [w]
                 last_end = child.end_byte
             elif t in _REDIRECTS:
                 redirs.append(child)
@@ -570,7 +339,7 @@ class _Front:
                     words[-1] = Word(w.value, "$" + w.raw, (words[-1].span[0], w.span[1]),
                                      w.dynamic, w.glob, True, w.subst)
                 elif words and last_end == child.start_byte:
-                    words[-1] = _join(words[-1], w)
+                    words[-1] = join(words[-1], w)
                 else:
                     words.append(w)
                 pending_dollar = None
@@ -578,10 +347,10 @@ class _Front:
             elif not child.is_named:
                 self.cover(child, True)
                 s = self.src(child)
-                w = Word(s, s, self.nspan(child), _SPECIAL_PARAM.search(s) is not None, False,
+                w = Word(s, s, self.nspan(child), SPECIAL_PARAM.search(s) is not None, False,
                          False, "`" in s)
                 if words and last_end == child.start_byte:
-                    words[-1] = _join(words[-1], w)
+                    words[-1] = join(words[-1], w)
                 else:
                     words.append(w)
                 pending_dollar = child if s == "$" else None
@@ -665,9 +434,9 @@ class _Front:
                 if last is not None and self._adjacent(last, child):
                     # `> $f-$g.md5`: tree-sitter splits one word into adjacent nodes
                     if extra:
-                        extra[-1] = _join(last, w)
+                        extra[-1] = join(last, w)
                     else:
-                        target = _join(last, w)
+                        target = join(last, w)
                 elif target is None:
                     target = w
                 else:
@@ -738,14 +507,6 @@ class _Front:
             self.script.problems.append(ParseProblem(
                 "RF002", "a backslash-newline inside a word was split by the parser",
                 self.span(start, end)))
-
-
-def _join(a: Word, b: Word) -> Word:
-    """Two adjacent pieces tree-sitter left apart are one word to bash."""
-    raw = a.raw + b.raw
-    glob = a.glob or b.glob or (BRACE_EXPANSION.search(raw) is not None)
-    return Word(a.value + b.value, raw, (a.span[0], b.span[1]), a.dynamic or b.dynamic, glob,
-                a.quoted or b.quoted, a.subst or b.subst)
 
 
 def _first_error(root):

@@ -20,7 +20,7 @@ from . import Context, Hit, always, constructs, pipelines, redirects
 
 # --- redirects ---------------------------------------------------------------
 
-def _is_fd(w: Word | None) -> bool:
+def is_fd(w: Word | None) -> bool:
     return w is not None and w.static and w.value.isdigit()
 
 
@@ -29,7 +29,7 @@ def _redirect_kind(r: Redirect) -> str:
     if r.op in (">&-", "<&-") or (r.op in (">&", "<&") and r.target is not None
                                    and r.target.static and r.target.value == "-"):
         return "close"
-    if r.op in (">&", "<&") and _is_fd(r.target):
+    if r.op in (">&", "<&") and is_fd(r.target):
         return "dup"
     t = r.target
     if t is None or not t.static:

@@ -1,0 +1,95 @@
+"""How a shell or interpreter invocation gets its program (analysis of argv).
+
+Used by the RF107 (shell -c), RF108 (interpreter inline code) and RF116
+(program from stdin) checks. Option clusters are read letter by letter, as the
+interpreters themselves do, so `-lc`, `-Ic`, `-ne` and `-pi -e` are found.
+"""
+
+from __future__ import annotations
+
+from . import data
+from .analysis import Invocation
+from .ir import Word
+
+
+def interp_mode(inv: Invocation) -> tuple[str, Word | None]:
+    """How a shell/interpreter gets its program: 'inline', 'stdin', 'script', 'info',
+    'dynamic' (an argument we cannot read could be inline code) or '' (not one)."""
+    argv = inv.argv
+    name = inv.name
+    while name in ("busybox", "toybox") and len(argv) > 1 and argv[1].static:
+        argv = argv[1:]
+        name = argv[0].value
+    found = data.interp_for(name)
+    if found is None:
+        return "", None
+    base, row = found
+    i, n = 1, len(argv)
+    if row.inline_subcommands:                 # deno eval '...'
+        while i < n and argv[i].static and argv[i].value.startswith("-"):
+            i += 1
+        if i >= n:
+            return "stdin", argv[0]
+        if not argv[i].static:
+            return "dynamic", argv[i]
+        return ("inline" if argv[i].value in row.inline_subcommands else "script"), argv[i]
+    while i < n:
+        w = argv[i]
+        if not w.static:
+            return "dynamic", w
+        v = w.value
+        if v == "--":
+            i += 1
+            break
+        if v in data.STDIN_PATHS:
+            return "stdin", w
+        if v in row.info:
+            return "info", w
+        if row.case_insensitive_prefix and v.startswith("-"):
+            low = v.lower()
+            if low in ("-c", "-e", "-ec", "-enc") or any(
+                    p.startswith(low) and len(low) >= 4 for p in row.case_insensitive_prefix):
+                return "inline", w
+            if low in ("-f", "-file"):
+                return "script", w
+            i += 1
+            continue
+        if v.startswith("--"):
+            opt = v.split("=", 1)[0]
+            if opt in row.inline_long:
+                return "inline", w
+            i += 2 if (opt in row.value_long and "=" not in v) else 1
+            continue
+        if v[:1] == "-" or (row.kind == "shell" and v[:1] == "+" and len(v) > 1):
+            letters = v[1:]
+            k = 0
+            consume_next = False
+            while k < len(letters):
+                ch = letters[k]
+                if ch in row.inline_letters and v[0] == "-":
+                    return "inline", w
+                if row.kind == "shell" and ch == "s" and v[0] == "-":
+                    return "stdin", w
+                if ch in row.stop_letters:
+                    return "script", w
+                if ch in row.attached_letters:
+                    break
+                if ch in row.value_letters:
+                    consume_next = k == len(letters) - 1
+                    break
+                k += 1
+                if ch in row.digit_letters:
+                    # perl/ruby -0[octal] or -0xHEX, -l[octal]: the next letter is a switch
+                    digits = "01234567"
+                    if ch == "0" and letters[k:k + 1] == "x":
+                        digits, k = "0123456789abcdefABCDEF", k + 1
+                    while k < len(letters) and letters[k] in digits:
+                        k += 1
+            i += 2 if consume_next else 1
+            continue
+        break
+    if i >= n:
+        return "stdin", argv[0]
+    if not argv[i].static:
+        return "dynamic", argv[i]
+    return ("stdin" if argv[i].value in data.STDIN_PATHS else "script"), argv[i]
