@@ -29,9 +29,10 @@ builtin cd "$__rf_work/cwd" || exit 125
 builtin unset $(builtin compgen -e)
 PATH=/rf/no-such-dir
 
-# One record: tag, command index, argc, argv. One printf call is one write(2)
-# for records under the stdio buffer size, so concurrent pipeline stages append
-# whole records to the O_APPEND file.
+# One record: the argv, NUL-separated, in a file of its own, plus a short
+# `R index file` entry in the ordered stream on fd 99. Argument text never goes
+# through the shared stream: printf may split a write at a newline, and a
+# concurrent pipeline stage could then interleave inside the record.
 __rf_rec() {
   if [[ $__rf_phase == parse ]]; then
     # A record while merely *defining* the command as a function body means the
@@ -39,14 +40,15 @@ __rf_rec() {
     builtin printf '%s\0' X "$__rf_i" >&99
     builtin return 1
   fi
-  builtin printf '%s\0' R "$__rf_i" "$#" "$@" >&99
-  # Count records across processes with marker files (handler children cannot
-  # update the parent's variables). A command over the cap is a loop: kill
-  # every process in the sandbox but this one (the loop may live in any
+  __rf_f=$__rf_i.$BASHPID.$((__rf_n += 1))
+  builtin printf '%s\0' "$@" >"$__rf_work/rec/$__rf_f"
+  builtin printf '%s\0' R "$__rf_i" "$__rf_f" >&99
+  # The record files also count records across processes (handler children
+  # cannot update the parent's variables). A command over the cap is a loop:
+  # kill every process in the sandbox but this one (the loop may live in any
   # pipeline stage), then this one. The batch shell dies too; the harness
   # re-runs the commands after this one in a fresh batch.
-  >"$__rf_work/tick/$__rf_i.$BASHPID.$((__rf_n += 1))"
-  __rf_t=("$__rf_work/tick/$__rf_i".*)
+  __rf_t=("$__rf_work/rec/$__rf_i".*)
   if (( ${#__rf_t[@]} > __rf_cap )); then
     builtin printf '%s\0' C "$__rf_i" >&99
     builtin kill -9 -1

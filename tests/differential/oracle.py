@@ -202,7 +202,7 @@ def _user_ids() -> tuple[int, int]:
     return pw.pw_uid, pw.pw_gid
 
 
-def _parse_records(data: bytes, batch: Sequence[int], result: _Pass) -> None:
+def _parse_records(data: bytes, batch: Sequence[int], result: _Pass, recdir: Path) -> None:
     fields = data.split(b"\0")
     pos = 0
 
@@ -219,9 +219,9 @@ def _parse_records(data: bytes, batch: Sequence[int], result: _Pass) -> None:
         try:
             tag, index = take(), int(take())
             if tag == "R":
-                argc = int(take())
-                argv = tuple(take() for _ in range(argc))
-        except (ValueError, IndexError):
+                raw = (recdir / take()).read_bytes()
+                argv = tuple(x.decode("utf-8", "surrogateescape") for x in raw.split(b"\0")[:-1])
+        except (ValueError, IndexError, OSError):
             break       # a record cut short by a kill at the end of the file
         if tag == "R":
             result.records.setdefault(index, []).append(argv)
@@ -265,7 +265,7 @@ def _run_batch(commands: Sequence[str], indexes: Sequence[int], status: int,
     with tempfile.TemporaryDirectory(prefix="rf-oracle-") as tmpname:
         tmp = Path(tmpname)
         work = tmp / "ws"
-        for sub in ("", "cwd", "tick", "err"):
+        for sub in ("", "cwd", "rec", "err"):
             (work / sub).mkdir()
         inside = "/rf/work" if mode == "bwrap" else str(work)
         lines = [f"__rf_work={inside}", f"__rf_status={status}", f"__rf_cap={RECORD_CAP}",
@@ -301,7 +301,7 @@ def _run_batch(commands: Sequence[str], indexes: Sequence[int], status: int,
             for pid in survivors:
                 os.kill(pid, signal.SIGKILL)
             raise SandboxError(f"bash oracle: processes {survivors} outlived the sandbox")
-        _parse_records((work / "records").read_bytes(), indexes, result)
+        _parse_records((work / "records").read_bytes(), indexes, result, work / "rec")
         if not result.ready:
             # The prelude never finished: the sandbox itself is broken. Fail
             # closed rather than report every command as "killed".

@@ -29,46 +29,16 @@ FULL = os.environ.get("RINGFENCE_DIFFERENTIAL") == "full"
 needs_bwrap = pytest.mark.skipif(not have_bwrap(), reason="bwrap is not installed")
 
 # Disagreements already reported to the classifier's owner, awaiting a fix
-# (numbers refer to the findings list in docs/differential.md). Long corpus
-# commands are kept verbatim: they are the keys the run reports.
+# (numbers refer to the findings list in docs/differential.md).
 # The differential test asserts the disagreeing set equals this list (within
 # the sample), so a fix forces the entry out and a new bug fails the test.
 # Each is also in /work/briefs/h5-findings.md with both sides.
 KNOWN_DISAGREEMENTS: dict[str, str] = {
-    'find . -type f -iname "*.flac" -o -print0 -iname "*.mp3" -print0 -o -iname "*.wav" -print0 -o -iname "*.aac" -print0 -o -iname "*.wma" -print0 | while read -d $\'\\0\' file; do cp -ruv "$file" "/media/wd/network_sync/music/$file"; done':
-        "finding 1: $'\\0' keeps a NUL; bash ends the word",
-    'diff file1 file2 | grep ^[\\>\\<] | wc -l':
-        "finding 6: `^[\\>\\<]` is one word to bash",
-    "read -r -d $'\\0' f2":
-        "finding 1: $'\\0' keeps a NUL; bash ends the word",
-    "read -r -d $'\\0'":
-        "finding 1: $'\\0' keeps a NUL; bash ends the word",
-    'find . -type d -exec rmdir {}\\;':
-        "finding 3: `{}\\;` is one word `{};` to bash",
-    'find . -print0|xargs -0 command':
-        "finding 7: `xargs command` dropped",
-    'find . -print|xargs command':
-        "finding 7: `xargs command` dropped",
-    'find whatever -print0 | xargs -0 command':
-        "finding 7: `xargs command` dropped",
-    "find /usr -type d -name 'My Files' -exec rsync -avR '{}' /iscsi \\;  -exec rm -rf '{}'\\;":
-        "finding 3: `{}\\;` is one word `{};` to bash",
-    '\\time -o time.log command':
-        "finding 8: `\\time` is the program time, not the keyword",
-    'find $directory -type -f -execdir zip -j $ZipFileName {}\\;':
-        "finding 3: `{}\\;` is one word `{};` to bash",
-    'find . -empty -exec rm {}\\;':
-        "finding 3: `{}\\;` is one word `{};` to bash",
-    'find . -empty -ok rm {}\\;':
-        "finding 3: `{}\\;` is one word `{};` to bash",
-    'find / -nouser -exec rm {}\\;':
-        "finding 3: `{}\\;` is one word `{};` to bash",
-    'find . -name \'*.js\' -not \\( -path "./dir1" -o -path "./dir2/*" -o -path "./dir3/*"\\)':
-        "finding 5: a quoted string then `\\)` is one word to bash",
-    'find "/path/to/pdfs/" -type f -name "$1*.pdf" -exec stat -f "%10Dm %SN" {}\\;  | sort -k1,1n -k2,2':
-        "finding 3: `{}\\;` is one word `{};` to bash",
-    "find . \\! -name '[A-Z] *' -exec lpr { }\\;":
-        "finding 4: `{ }` is two words to bash",
+    "find . -print0|xargs -0 command": "finding 7: `xargs command` is dropped",
+    "find . -print|xargs command": "finding 7: `xargs command` is dropped",
+    "find whatever -print0 | xargs -0 command": "finding 7: `xargs command` is dropped",
+    "\\time -o time.log command":
+        "finding 8: `\\time` is the program time (-o writes a file), not the keyword",
 }
 
 
@@ -96,6 +66,7 @@ def basics() -> dict[str, OracleResult]:
         "/bin/rm -rf /",
         "grep foo < missing.txt",
         "nul\0byte",
+        "yes $'a\\nR\\n' | tr x $'\\n'",
     ]
     return dict(zip(cmds, run_oracle(cmds)))
 
@@ -108,6 +79,9 @@ def test_oracle_records_argv_after_quote_removal(basics):
     assert basics["x=1 y=2; FOO=bar env BAZ=1 make -j$x"].argvs == (
         ("env", "BAZ=1", "make", "-j1"),)
     assert sorted(basics["ls -la | head -n 5"].argvs) == [("head", "-n", "5"), ("ls", "-la")]
+    # Newlines inside arguments of concurrent pipeline stages stay inside them.
+    assert sorted(basics["yes $'a\\nR\\n' | tr x $'\\n'"].argvs) == [
+        ("tr", "x", "\n"), ("yes", "a\nR\n")]
 
 
 @pytest.mark.sandbox
