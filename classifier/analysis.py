@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from . import data
 from .ir import Script, Span, Word
@@ -24,36 +24,46 @@ _BAD_NAME = re.compile(r"[$`{}*?\[\s]")
 _ENV_ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
-@dataclass(frozen=True, slots=True)
-class Fact:
+class Fact(NamedTuple):
     kind: str          # 'wrapper', 'launcher', 'escalation', 'detach', 'coproc', 'env-split',
                        # 'shell-launcher', 'launched-shell', 'git-exec', 'exec-option',
-                       # 'dynamic-subcommand', 'multiplexer', 'env-assign'
+                       # 'dynamic-subcommand', 'multiplexer'
     span: Span
     detail: str
     word: Word | None = None
 
 
-@dataclass(slots=True)
 class Invocation:
-    index: int                    # Script.commands index of the simple command
-    argv: tuple[Word, ...]        # effective argv, program first; () when nothing runs
-    key: str = ""                 # capability key ('' when the program is dynamic / none)
-    subcommand_at: int = 1        # argv index after the multiplexer subcommand words
-    launched_by: str = ""         # 'xargs', 'find', 'watch', 'uv run' ...
-    counts: bool = True           # False: analysed for one-time constructs only
-    facts: list[Fact] = field(default_factory=list)
-    env: list[tuple[str, Word]] = field(default_factory=list)   # env NAME=value
-    name: str = ""                # basename of a static program word ('' if none/dynamic)
+    """One program that would run: the effective argv after wrappers, its key
+    and the facts found on the way. (A plain slotted class: mutable while the
+    analysis fills in the key, and cheap to define on the cold path.)"""
+
+    __slots__ = ("index", "argv", "key", "subcommand_at", "launched_by", "counts", "facts",
+                 "env", "name")
+
+    def __init__(self, index: int, argv: tuple[Word, ...], key: str = "", *,
+                 launched_by: str = "", counts: bool = True, facts: list[Fact] | None = None,
+                 env: list[tuple[str, Word]] | None = None, name: str = "") -> None:
+        self.index = index                  # Script.commands index of the simple command
+        self.argv = argv                    # effective argv, program first; () if nothing runs
+        self.key = key                      # capability key ('' when dynamic / none)
+        self.subcommand_at = 1              # argv index after the multiplexer subcommand words
+        self.launched_by = launched_by      # 'xargs', 'find', 'watch', 'uv run' ...
+        self.counts = counts                # False: analysed for one-time constructs only
+        self.facts = facts if facts is not None else []
+        self.env = env if env is not None else []     # env NAME=value
+        self.name = name                    # basename of a static program word
 
     @property
     def program(self) -> Word | None:
         return self.argv[0] if self.argv else None
 
-
     @property
     def args(self) -> tuple[Word, ...]:
         return self.argv[1:]
+
+    def __repr__(self) -> str:
+        return f"Invocation({self.key or self.name!r}, argv={[w.value for w in self.argv]})"
 
 
 def static_name(w: Word) -> bool:

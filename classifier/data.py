@@ -5,6 +5,8 @@ Long lists are data rows, not code. Programs are matched by *basename* for
 semantics (``/usr/bin/env bash -c`` is still ``env`` running ``bash -c``);
 capability keys keep the full program word (``./sed`` is not ``sed``).
 
+Rows are NamedTuples (cheap to define: this module is on the CLI's cold path).
+
 Option specs: ``value`` options consume a value (the next word, or the rest of
 a short-option cluster, or text after ``=``); every other option is a flag.
 An unknown option is assumed to be a flag: if it really took a value we would
@@ -12,15 +14,13 @@ mistake that value for the program, which yields a new (unapproved) key or a
 one-time finding, never a wider grant.
 """
 
-from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Opts:
+class Opts(NamedTuple):
     value: frozenset[str] = frozenset()       # '-n', '--lines' (take one value)
     value2: frozenset[str] = frozenset()      # options that take two values (jq --arg)
 
@@ -31,8 +31,7 @@ def opts(*value: str, value2: tuple[str, ...] = ()) -> Opts:
 
 # --- transparent wrappers ----------------------------------------------------
 
-@dataclass(frozen=True)
-class Wrapper:
+class Wrapper(NamedTuple):
     opts: Opts = Opts()
     positionals: int = 0          # words between the options and the program (timeout D)
     fact: str = ""                # a one-time fact this wrapper carries ('escalation', ...)
@@ -89,8 +88,7 @@ ESCALATION = frozenset({"sudo", "doas", "su", "pkexec", "run0"})
 # --- shells and interpreters -------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Interp:
+class Interp(NamedTuple):
     kind: str                                  # 'shell' or 'interpreter'
     inline_letters: str = ""                   # short letters meaning "code follows"
     inline_long: frozenset[str] = frozenset()  # exact long options meaning "code follows"
@@ -162,8 +160,7 @@ def interp_for(name: str) -> tuple[str, Interp] | None:
 
 # --- multiplexers: the key includes the subcommand ---------------------------
 
-@dataclass(frozen=True)
-class Multiplexer:
+class Multiplexer(NamedTuple):
     opts: Opts = Opts()                          # global options before the subcommand
     levels: int = 1                              # how many subcommand words make the key
     groups: frozenset[str] | None = None         # 2nd level only after these (None: always)
@@ -310,8 +307,7 @@ PLUS_COMMAND = frozenset({"vim", "nvim", "vi", "less", "more", "ex", "view"})
 # --- filters that are decoration as non-first pipeline stages -----------------
 
 
-@dataclass(frozen=True)
-class Filter:
+class Filter(NamedTuple):
     opts: Opts = Opts()
     deny: frozenset[str] = frozenset()       # options that disqualify (write, exec, read files)
     deny_letters: str = ""                   # short letters that disqualify inside clusters
@@ -430,12 +426,18 @@ def exec_var(name: str) -> bool:
 
 
 # git settings that make git run a program later (`git config KEY VALUE`, RF109).
-GIT_EXEC_CONFIG = re.compile(
+# Compiled on first use: it is long and most commands never need it.
+_GIT_EXEC_CONFIG = (
     r"(?i)^(core\.(pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy)|"
     r"sequence\.editor|diff\.external|diff\..*\.(textconv|command)|filter\..*\.(clean|smudge|process)|"
     r"merge\..*\.driver|credential(\..*)?\.helper|gpg\.(.*\.)?program|pager\..*|"
     r"web\.browser|browser\..*\.(cmd|path)|uploadpack\.packobjectshook|include\.path|"
     r"includeif\..*|alias\..*|sendemail\..*cmd|remote\..*\.(uploadpack|receivepack))$")
+
+
+def git_exec_config(key: str) -> bool:
+    return re.search(_GIT_EXEC_CONFIG, key) is not None
+
 
 GIT_CONFIG_READ = frozenset({"--get", "--get-all", "--get-regexp", "--list", "-l", "--unset",
                              "--unset-all", "get", "list", "unset"})

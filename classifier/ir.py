@@ -11,9 +11,7 @@ All spans are ``[start, end)`` *character* offsets into the command string.
 The records are NamedTuples: immutable and cheap to build on the hot path.
 """
 
-from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 Span = tuple[int, int]
@@ -95,13 +93,17 @@ class ParseProblem(NamedTuple):
     span: Span
 
 
-@dataclass(slots=True)
 class Script:
-    source: str
-    commands: list[Command] = field(default_factory=list)
-    redirects: list[Redirect] = field(default_factory=list)
-    constructs: list[Construct] = field(default_factory=list)
-    problems: list[ParseProblem] = field(default_factory=list)
+    """The whole command string lowered: flat lists the rules iterate."""
+
+    __slots__ = ("source", "commands", "redirects", "constructs", "problems")
+
+    def __init__(self, source: str, problems: list[ParseProblem] | None = None) -> None:
+        self.source = source
+        self.commands: list[Command] = []
+        self.redirects: list[Redirect] = []
+        self.constructs: list[Construct] = []
+        self.problems: list[ParseProblem] = problems if problems is not None else []
 
     def redirects_of(self, index: int) -> list[Redirect]:
         return [r for r in self.redirects if r.owner == index]

@@ -9,7 +9,6 @@ finding is always data from the one registry (``rfcore.rules``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from ..analysis import Invocation
@@ -20,36 +19,34 @@ Hit = tuple[Span, str]
 Check = Callable[["Context"], Iterable[Hit]]
 
 
-@dataclass(slots=True)
 class Context:
-    script: Script
-    invocations: list[Invocation]
-    # Filled by the decoration family, read by the capability family:
-    helper_commands: set[int] = field(default_factory=set)
-    filter_commands: set[int] = field(default_factory=set)
-    decorated_redirects: set[int] = field(default_factory=set)   # ids into script.redirects
-    names: set[str] = field(default_factory=set)          # program basenames present
-    interp_modes: dict[int, tuple] = field(default_factory=dict)   # id(inv) -> interp_mode()
-    construct_kinds: set[str] = field(default_factory=set)
-    fact_kinds: set[str] = field(default_factory=set)
-    pipelines: bool = False
-    assignments: bool = False
+    """What the checks read: the IR, the analysis, and indexes over them."""
 
-    by_index: dict[int, list[Invocation]] = field(default_factory=dict)
-    redirects_by_owner: dict[int | None, list[tuple[int, Redirect]]] = field(default_factory=dict)
+    __slots__ = ("script", "invocations", "helper_commands", "filter_commands",
+                 "decorated_redirects", "names", "interp_modes", "construct_kinds", "fact_kinds",
+                 "pipelines", "assignments", "by_index", "redirects_by_owner")
 
-    def __post_init__(self) -> None:
+    def __init__(self, script: Script, invocations: list[Invocation]) -> None:
+        self.script = script
+        self.invocations = invocations
+        # Filled by the decoration family, read by the capability family:
+        self.helper_commands: set[int] = set()
+        self.filter_commands: set[int] = set()
+        self.decorated_redirects: set[int] = set()     # positions in script.redirects
+        self.interp_modes: dict[int, tuple] = {}       # id(inv) -> interp_mode()
         # indexes, so per-command lookups stay linear on a 10,000-stage pipeline
-        for inv in self.invocations:
+        self.by_index: dict[int, list[Invocation]] = {}
+        for inv in invocations:
             self.by_index.setdefault(inv.index, []).append(inv)
-        for i, r in enumerate(self.script.redirects):
+        self.redirects_by_owner: dict[int | None, list[tuple[int, Redirect]]] = {}
+        for i, r in enumerate(script.redirects):
             self.redirects_by_owner.setdefault(r.owner, []).append((i, r))
-        self.names = {inv.name for inv in self.invocations}
-        self.construct_kinds = {c.kind for c in self.script.constructs}
-        self.fact_kinds = {f.kind for inv in self.invocations for f in inv.facts}
-        self.pipelines = any(c.stage for c in self.script.commands)
-        self.assignments = any(c.assignments for c in self.script.commands) or \
-            any(inv.env for inv in self.invocations)
+        self.names = {inv.name for inv in invocations}
+        self.construct_kinds = {c.kind for c in script.constructs}
+        self.fact_kinds = {f.kind for inv in invocations for f in inv.facts}
+        self.pipelines = any(c.stage for c in script.commands)
+        self.assignments = any(c.assignments for c in script.commands) or \
+            any(inv.env for inv in invocations)
 
     def command(self, inv: Invocation) -> Command:
         return self.script.commands[inv.index]

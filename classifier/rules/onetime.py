@@ -128,7 +128,7 @@ def git_exec(ctx: Context) -> Iterable[Hit]:
             yield (inv.argv[0].span[0], rest[-1].span[1]), "a `!` git alias runs a shell command"
         if sub == "config" and not any(w.value in data.GIT_CONFIG_READ for w in rest[:3]):
             for w in rest:
-                if not w.value.startswith("-") and data.GIT_EXEC_CONFIG.search(w.value):
+                if not w.value.startswith("-") and data.git_exec_config(w.value):
                     yield w.span, f"git setting `{w.value}` makes git run a program later"
                     break
         trig = data.GIT_EXEC_SUB.get(sub)
