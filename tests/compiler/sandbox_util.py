@@ -129,7 +129,8 @@ class UnixSpy(TcpSpy):
     def __init__(self, path: str) -> None:  # noqa: D401 - same loop, Unix socket
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.bind(path)
-        os.chmod(path, 0o777)
+        if not path.startswith("\0"):      # abstract names have no file mode
+            os.chmod(path, 0o777)
         self.sock.listen(16)
         self.path = path
         self.accepted = []

@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -108,6 +109,13 @@ def test_strict_hides_workspace_secrets(box):
     assert SECRET_DOTENV in r.stdout
 
 
+def _control(spy, address, family) -> None:
+    """Positive control: the same connection from the host IS recorded by the spy."""
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.connect(address)
+    wait_for(lambda: len(spy.accepted) == 1, "the host's own control connection")
+
+
 @pytest.mark.parametrize("profile", SANDBOXED)
 def test_host_loopback_tcp_is_unreachable(box, profile):
     spy = TcpSpy()
@@ -127,12 +135,13 @@ def test_host_loopback_tcp_is_unreachable(box, profile):
             "    print('fetch failed', e)\n")
         r = box.run(profile, "--", sys.executable, "-I", "-c", script)
         bash = box.run(profile, "-c", f"echo x > /dev/tcp/127.0.0.1/{spy.port}; exit 0")
+        assert spy.accepted == []
+        _control(spy, ("127.0.0.1", spy.port), socket.AF_INET)
     finally:
         spy.close()
     assert "CONNECTED" not in r.stdout and "FETCHED" not in r.stdout, r.stdout
     assert r.stdout.count("NOCONN") == 2, r.stdout + r.stderr
     assert bash.returncode == 0
-    assert spy.accepted == []
 
 
 @pytest.mark.parametrize("profile", SANDBOXED)
@@ -145,12 +154,30 @@ def test_host_unix_sockets_are_unreachable(box, profile):
                   f"s.connect({path!r})\n"
                   "print('CONNECTED')\n")
         r = box.run(profile, "--", sys.executable, "-I", "-c", script)
+        assert spy.accepted == []
+        _control(spy, path, socket.AF_UNIX)
     finally:
         spy.close()
     assert r.returncode != 0
     assert "CONNECTED" not in r.stdout
     assert "Operation not permitted" in r.stderr     # the seccomp filter said no
-    assert spy.accepted == []
+
+
+@pytest.mark.parametrize("profile", SANDBOXED)
+def test_host_abstract_unix_sockets_are_unreachable(box, profile):
+    name = f"\0rf-test-{os.getpid()}-{profile}"
+    spy = UnixSpy(name)
+    try:
+        script = ("import socket\n"
+                  "s = socket.socket(socket.AF_UNIX)\n"
+                  f"s.connect({name!r})\n"
+                  "print('CONNECTED')\n")
+        r = box.run(profile, "--", sys.executable, "-I", "-c", script)
+        assert spy.accepted == []
+        _control(spy, name, socket.AF_UNIX)
+    finally:
+        spy.close()
+    assert r.returncode != 0 and "CONNECTED" not in r.stdout
 
 
 @pytest.mark.parametrize("profile", SANDBOXED)
