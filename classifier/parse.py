@@ -29,14 +29,47 @@ __all__ = ["MAX_BYTES", "MAX_DEPTH", "parse", "prescan"]
 _parser = None
 
 
+def _bash_language():
+    """tree-sitter-bash's language pointer, without running the package's __init__.
+
+    The package __init__ imports importlib.resources (several ms on every cold
+    start of `ringfence check --json`) only to serve highlight queries we never
+    use, so the compiled binding is loaded directly. Any surprise falls back to
+    the ordinary import: same parser, just slower to start.
+    """
+    import importlib.machinery
+    import importlib.util
+    import sys
+
+    try:
+        spec = importlib.util.find_spec("tree_sitter_bash")
+        for folder in spec.submodule_search_locations or ():
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+                path = f"{folder}/_binding{suffix}"
+                binding = importlib.util.spec_from_file_location(
+                    "tree_sitter_bash._binding", path)
+                if binding is not None and binding.loader is not None:
+                    try:
+                        module = importlib.util.module_from_spec(binding)
+                    except (ImportError, OSError):
+                        continue
+                    binding.loader.exec_module(module)
+                    sys.modules.setdefault("tree_sitter_bash._binding", module)
+                    return module.language()
+    except (ImportError, OSError, AttributeError, ValueError):
+        pass
+    import tree_sitter_bash
+
+    return tree_sitter_bash.language()
+
+
 def _get_parser():
     # Created once, lazily: importing and building the parser is the costly part.
     global _parser
     if _parser is None:
         import tree_sitter
-        import tree_sitter_bash
 
-        _parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+        _parser = tree_sitter.Parser(tree_sitter.Language(_bash_language()))
     return _parser
 
 
