@@ -41,6 +41,9 @@ def _bash_language():
     import importlib.util
     import sys
 
+    loaded = sys.modules.get("tree_sitter_bash")
+    if loaded is not None:
+        return loaded.language()
     try:
         spec = importlib.util.find_spec("tree_sitter_bash")
         for folder in spec.submodule_search_locations or ():
