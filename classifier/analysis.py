@@ -18,8 +18,8 @@ from . import data
 from .ir import Script, Span, Word
 
 # A command name containing one of these after quote removal is not static:
-# bash would expand it (glob, brace) or it came from an expansion.
-DYNAMIC_NAME_CHARS = frozenset("$`{}*?[")
+# bash would expand it (glob, brace) or it came from an expansion; a blank
+# would let a file named "git push" share the `git push` key.
 _BAD_NAME = re.compile(r"[$`{}*?\[\s]")
 _ENV_ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
@@ -57,10 +57,6 @@ class Invocation:
     @property
     def program(self) -> Word | None:
         return self.argv[0] if self.argv else None
-
-    @property
-    def args(self) -> tuple[Word, ...]:
-        return self.argv[1:]
 
     def __repr__(self) -> str:
         return f"Invocation({self.key or self.name!r}, argv={[w.value for w in self.argv]})"

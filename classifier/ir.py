@@ -105,9 +105,6 @@ class Script:
         self.constructs: list[Construct] = []
         self.problems: list[ParseProblem] = problems if problems is not None else []
 
-    def redirects_of(self, index: int) -> list[Redirect]:
-        return [r for r in self.redirects if r.owner == index]
-
     def argvs(self) -> list[list[str]]:
         """Each simple command's argv after quote removal (the differential form)."""
         return [[w.value for w in c.words] for c in self.commands if c.kind == "simple"]

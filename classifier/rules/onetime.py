@@ -173,7 +173,9 @@ def sed_exec(ctx: Context) -> Iterable[Hit]:
         for w in _program_words(inv, spec):
             verdict = sed_script(w.value) if w.static else UNKNOWN
             if verdict in (EXEC, UNKNOWN):
-                yield w.span, f"sed script {'runs commands (e)' if verdict == EXEC else 'cannot be verified (' + NAMES[verdict] + ')'}"
+                what = "runs commands (e)" if verdict == EXEC else \
+                    f"cannot be verified ({NAMES[verdict]})"
+                yield w.span, f"sed script {what}"
 
 
 def env_split(ctx: Context) -> Iterable[Hit]:
