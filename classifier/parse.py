@@ -18,7 +18,7 @@ Safety rules for untrusted input:
 
 from __future__ import annotations
 
-
+import threading
 
 from .ir import Assignment, Command, Construct, ParseProblem, Redirect, Script, Word
 from .parse_words import SPECIAL_PARAM, WordsMixin, join
@@ -26,7 +26,8 @@ from .prescan import MAX_BYTES, MAX_DEPTH, char_map, prescan
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "parse", "prescan"]
 
-_parser = None
+_local = threading.local()
+_language = None
 
 
 def _bash_language():
@@ -67,13 +68,17 @@ def _bash_language():
 
 
 def _get_parser():
-    # Created once, lazily: importing and building the parser is the costly part.
-    global _parser
-    if _parser is None:
+    # Created once per thread, lazily: building the parser is the costly part, and
+    # a tree-sitter Parser must not be shared between threads.
+    parser = getattr(_local, "parser", None)
+    if parser is None:
+        global _language
         import tree_sitter
 
-        _parser = tree_sitter.Parser(tree_sitter.Language(_bash_language()))
-    return _parser
+        if _language is None:
+            _language = tree_sitter.Language(_bash_language())
+        parser = _local.parser = tree_sitter.Parser(_language)
+    return parser
 
 
 # Node kinds that are statements (walked as structure).

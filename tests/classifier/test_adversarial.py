@@ -123,3 +123,14 @@ def test_never_str_a_tree_and_parse_returns_problems_only():
 def test_non_str_input_is_a_type_error():
     with pytest.raises(TypeError):
         classify(b"ls")  # type: ignore[arg-type]
+
+
+def test_classify_is_safe_from_threads():
+    # one tree-sitter Parser per thread: concurrent callers get their own
+    from concurrent.futures import ThreadPoolExecutor
+
+    cmds = ["git push origin main", "bash -c id", "ls | head -3", "echo hi"] * 50
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda c: classify(c).verdict, cmds))
+    assert got == [classify(c).verdict for c in cmds]
+    assert set(got) == {"capability", "one_time", "helper"}
