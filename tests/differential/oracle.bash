@@ -28,6 +28,9 @@ builtin cd "$__rf_work/cwd" || exit 125
 # An empty environment: nothing a sandbox passed through reaches a command.
 builtin unset $(builtin compgen -e)
 PATH=/rf/no-such-dir
+# Quote removal of $'\u00e9' depends on the locale; agents run in UTF-8 ones.
+# Assigning LC_ALL switches bash's own locale; it is not exported.
+LC_ALL=C.UTF-8
 
 # One record: the argv, NUL-separated, in a file of its own, plus a short
 # `R index file` entry in the ordered stream on fd 99. Argument text never goes

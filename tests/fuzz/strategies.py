@@ -145,3 +145,31 @@ any_text = st.one_of(st.text(max_size=80),
 DEAD = ("'$(date)'", '"\\$(date)"', "\\$\\(date\\)", "'`date`'", "\\`date\\`", '"\\`date\\`"',
         "'<(ls)'", "'${x:-$(pwd)}'", "\\${x:-y}")
 dead_word = st.sampled_from(DEAD)
+
+
+# --- words whose quote removal is tricky (checked against bash itself) -------
+# Each piece is valid on its own and concatenates with any other into one word.
+# Unquoted text avoids what bash would expand or treat specially in the
+# oracle's empty environment (globs, braces, `$`, `~`, a leading `#`); those
+# characters appear escaped or quoted instead.
+_PLAIN = "abcXYZ019._-/:,+@%=^!"
+_ESCAPABLE = ";()<>|& \t'\"\\$`*?[]{}#~!^=%"
+_DQ_SAFE = "abc XYZ019._-/:;()<>|&'*?[]{}#~!^%=\t"
+_SQ_SAFE = _DQ_SAFE + '"\\$`'
+
+piece = st.one_of(
+    st.text(_PLAIN, min_size=1, max_size=4),
+    st.sampled_from(_ESCAPABLE).map(lambda c: "\\" + c),                    # \;  \(  \   \\
+    st.text(_SQ_SAFE, max_size=5).map(lambda t: f"'{t}'"),                  # 'a$b'
+    st.lists(st.one_of(st.text(_DQ_SAFE, min_size=1, max_size=3),
+                       st.sampled_from(('\\"', "\\\\", "\\$", "\\`", "\\a", "\\;"))),
+             max_size=3).map(lambda ps: '"' + "".join(ps) + '"'),            # "a\"b\a"
+    st.lists(st.sampled_from(("a", " ", "\\n", "\\t", "\\\\", "\\'", '\\"', "\\x41",
+                              "\\101", "\\u00e9", "\\e", "\\?", ";", "$", "`")),
+             max_size=4).map(lambda ps: "$'" + "".join(ps) + "'"),           # $'a\n\x41'
+)
+tricky_word = st.lists(piece, min_size=1, max_size=4).map("".join).filter(
+    lambda w: not w.startswith(("#", "~", "=")))
+tricky_command = st.builds(lambda prog, words: " ".join([prog, *words]),
+                           st.sampled_from(("ls", "rm", "longbridge", "grep", "mv", "make")),
+                           st.lists(tricky_word, min_size=1, max_size=4))

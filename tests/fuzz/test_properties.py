@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 from . import strategies as S
@@ -114,3 +114,29 @@ def test_dead_substitution_is_just_a_word(classify, words, dead):
     quoted = classify(S.render(words) + " " + dead)
     assert quoted.keys == plain.keys
     assert quoted.verdict == plain.verdict, (quoted.command, quoted.codes)
+
+
+@pytest.mark.sandbox
+# No shrinking: every step would cost a sandbox run, and the failure message
+# already names each disagreeing command with both sides.
+@settings(FUZZ, max_examples=12 if PROFILE == "ci" else 200,
+          phases=(Phase.explicit, Phase.reuse, Phase.generate))
+@given(cmds=st.lists(S.tricky_command, min_size=40, max_size=40))
+def test_classifier_words_equal_bash_words(classify, cmds):
+    """Differential fuzzing: tricky quoting, checked against the bash oracle.
+
+    One example is a batch of 40 commands, so one oracle sandbox answers them
+    all. A capability's argv must be exactly the words bash executes.
+    """
+    from tests.conftest import have_bwrap
+    from tests.differential.compare import compare, format_problem
+    from tests.differential.oracle import run_oracle
+
+    if not have_bwrap():
+        pytest.skip("bwrap is not installed")
+    bad = []
+    for cmd, seen in zip(cmds, run_oracle(cmds, passes=(0,))):
+        outcome = compare(classify(cmd), seen)
+        if outcome.problems:
+            bad.append(format_problem(outcome))
+    assert not bad, "\n".join(bad)
