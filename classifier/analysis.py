@@ -341,4 +341,10 @@ def analyze(script: Script) -> list[Invocation]:
                 j, _ = skip_options(argv, inv.subcommand_at, opts)
                 if j < len(argv):
                     work.append((argv[j:], inv.key, False, argv[0]))
+            elif name in data.PACKAGE_RUNNERS:
+                # `npx node -e ...`: the package binary and its arguments are checked
+                # for one-time constructs too (the key stays `npx node`)
+                j, _ = skip_options(argv, 1, data.PACKAGE_RUNNERS[name])
+                if j < len(argv):
+                    work.append((argv[j:], inv.key, False, argv[0]))
     return result

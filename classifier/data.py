@@ -222,6 +222,11 @@ MULTIPLEXERS: dict[str, Multiplexer] = {
     "uv": Multiplexer(opts("--directory", "--project", "--config-file", "--cache-dir",
                            "--color", "--python"), levels=2,
                       groups=frozenset({"pip", "python", "tool", "cache", "self"})),
+    "pipx": Multiplexer(),
+    # package runners: the key names the package (`uvx ruff`, like `npx prettier`)
+    "uvx": Multiplexer(opts("--from", "--with", "--python", "-p", "--index")),
+    "bunx": Multiplexer(opts("-p", "--package")),
+    "pnpx": Multiplexer(opts("-p", "--package")),
     "poetry": Multiplexer(opts("-C", "--directory", "-P", "--project"), levels=2,
                           groups=frozenset({"env", "self", "cache", "source", "config"})),
     "systemctl": Multiplexer(opts("-H", "--host", "-M", "--machine", "-t", "--type", "-p",
@@ -242,6 +247,14 @@ SUB_LAUNCHERS: dict[tuple[str, str], Opts] = {
     ("npm", "exec"): opts("-p", "--package", "-w", "--workspace", "-c", "--call"),
     ("yarn", "exec"): Opts(),
     ("pipx", "run"): opts("--spec", "--python"),
+}
+
+# Tools that run a package's binary with the rest of the arguments.
+PACKAGE_RUNNERS: dict[str, Opts] = {
+    "npx": opts("-p", "--package", "--cache", "--prefix", "-w", "--workspace", "-c", "--call"),
+    "bunx": opts("-p", "--package"),
+    "uvx": opts("--from", "--with", "--python", "-p", "--index"),
+    "pnpx": opts("-p", "--package"),
 }
 
 # --- tools whose options execute code (RF113) ---------------------------------
