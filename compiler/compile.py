@@ -143,12 +143,6 @@ def compile_profile(profile: Profile, workspace: str | None, host) -> SandboxSpe
             raise SandboxError(f"workspace {ws} is not an existing directory; nothing was run (RF609)",
                                hint="pass --workspace DIR with a directory that exists")
         ws_real = fact.real
-        if ws_real == "/" or _inside(host.home, ws_real):
-            # A workspace that contains the home directory makes dotfiles, ~/.local/bin
-            # and autostart entries writable: far more than "the project".
-            raise SandboxError(f"workspace {ws} is / or contains your home directory "
-                               f"({host.home}); refusing to make it writable (RF616)",
-                               hint="run from the project directory or pass --workspace DIR")
 
     # Writable roots, symlinks resolved. The workspace itself is what the user named;
     # any other writable root that resolves somewhere else through a link would let a

@@ -136,6 +136,7 @@ def compile_for(profile, workspace: str, env: Mapping[str, str]):
     from compiler.host import probe
 
     host = probe(env=env)
+    _refuse_broad_workspace(profile, workspace, host.home)
     if profile.sandbox and profile.tooling.enabled:
         # The tooling dir is a declared cache dir, not a placeholder: create it so
         # the writable bind has a source.
@@ -143,6 +144,21 @@ def compile_for(profile, workspace: str, env: Mapping[str, str]):
         os.makedirs(_tooling_dir(profile, host.home), mode=0o700, exist_ok=True)
     host = host.for_profile(profile, workspace)
     return compile_profile(profile, workspace, host), host
+
+
+def _refuse_broad_workspace(profile, workspace: str, home: str) -> None:
+    """A run whose writable workspace is / or contains the home directory would make
+    dotfiles, ~/.local/bin and autostart entries writable: far more than "the
+    project". Refused at run time (exports of such a spec are still allowed)."""
+    if not profile.sandbox or "{workspace}" not in profile.filesystem.writable:
+        return
+    real, home = os.path.realpath(workspace), os.path.realpath(home)
+    if real == "/" or home == real or home.startswith(real.rstrip("/") + "/"):
+        from rfcore.errors import SandboxError
+
+        raise SandboxError(f"workspace {workspace} is / or contains your home directory "
+                           f"({home}); refusing to make it writable (RF616)",
+                           hint="run from the project directory or pass --workspace DIR")
 
 
 def execute_prepared(p: Prepared, *, timeout: float | None = None,

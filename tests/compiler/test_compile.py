@@ -165,10 +165,3 @@ def test_unprobed_path_is_a_bug_not_a_silent_missing():
     with pytest.raises(KeyError, match="not probed"):
         compile_profile(profile, "/elsewhere", host)
 
-
-@pytest.mark.parametrize("ws", ["/", HOME, "/home"])
-def test_workspace_containing_home_is_refused(ws):
-    profile = load_profile("strict")
-    disk = {ws: ("dir", ws)}
-    with pytest.raises(SandboxError, match="RF616"):
-        compile_profile(profile, ws, fake_host(profile, workspace=ws, disk=disk))

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from profiles.model import Profile
-from rfcore.errors import UsageError
+from rfcore.errors import SandboxError, UsageError
 from ringfence.fast.run import main as fast_run
 from ringfence.runner import run
 
@@ -122,3 +122,16 @@ def test_profile_object_is_accepted_and_bad_types_are_usage_errors(box):
         run(["true"], profile=42, workspace=str(box.ws), env=box.env())
     with pytest.raises(UsageError, match="either an argv or a command"):
         run(["true"], command="true", profile=Profile("x"), workspace=str(box.ws))
+
+
+@pytest.mark.parametrize("where", ["home", "root", "slash"])
+def test_a_workspace_containing_home_is_refused_at_run_time(box, where):
+    ws = {"home": box.home, "root": box.root, "slash": "/"}[where]
+    with pytest.raises(SandboxError, match="RF616"):
+        run(["touch", str(box.home / "MARKER")], profile="strict", workspace=str(ws),
+            env=box.env())
+    assert not (box.home / "MARKER").exists()
+    # observe does not make the workspace writable: nothing to refuse
+    res = run(["true"], profile="observe", workspace=str(box.home), env=box.env(),
+              capture=True)
+    assert res.exit_code == 0
