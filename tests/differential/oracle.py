@@ -4,7 +4,8 @@ Test-only harness (SPEC §7, issue 6). bash runs a generated batch script
 (`oracle.bash` + one `__rf_run I $'CMD'` line per command) in which every
 builtin is disabled or shadowed by a recording function and PATH names a
 missing directory, so each simple command lands in `command_not_found_handle`,
-which writes the argv bash built (after expansion and quote removal) to fd 99.
+which saves the argv bash built (after expansion and quote removal) in a
+record file and notes it in an ordered stream on fd 99.
 
 Control flow depends on exit statuses, so each batch runs twice: once with
 every recorded command "succeeding" and once with every one "failing". The
@@ -13,12 +14,15 @@ per-command record cap.
 
 The batch shell runs in a sandbox, as an unprivileged user, with a pids
 limit, a memory limit, a file-size limit and a wall-clock timeout that kills
-the whole process group (and with it bwrap's pid namespace):
+the whole process group (see `sandbox_mode`):
 
-STOP-GAP: until `ringfence run --profile <strict-derived profile with
-[limits]>` exists, `_sandbox_argv` builds the sandbox itself from plain
-bwrap + prlimit + setpriv. The root is an empty tmpfs holding only bash and
-its libraries, so a path-qualified command (`/bin/rm`) finds nothing to exec.
+- unprivileged: `ringfence run --profile <strict + [limits]>`, with the system
+  bin directories masked;
+- root (STOP-GAP): plain bwrap + prlimit + setpriv to the test user, because
+  RLIMIT_NPROC does not bind root and the runner cannot drop root itself. The
+  root is an empty tmpfs holding only bash and its libraries.
+
+In both, a path-qualified command (`/bin/rm`) finds nothing to exec.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ UNPRIVILEGED_USER = os.environ.get("RINGFENCE_TEST_USER", "rftest")
 # so it is set relative to the user's current count (see _nproc_limit).
 PIDS = 192
 MEMORY_MB = 256          # address space per process
-FILE_MB = 64             # largest file the batch may write (the records file)
+FILE_MB = 64             # largest file the batch may write
 BATCH_TIMEOUT_S = 60.0   # wall clock for one batch; the group is then SIGKILLed
 RECORD_CAP = 200         # records per command before it is killed
 COMMAND_TIMEOUT_S = 3    # wall clock for one command inside the batch
@@ -258,54 +262,67 @@ def _parse_records(data: bytes, batch: Sequence[int], result: _Pass, recdir: Pat
         result.stopped_at = batch[last]
 
 
+def _write_batch(tmp: Path, mode: str, commands: Sequence[str], indexes: Sequence[int],
+                 status: int, timeout: float) -> tuple[Path, str]:
+    """The workspace: driver script, record stream, per-record and error dirs."""
+    work = tmp / "ws"
+    for sub in ("", "cwd", "rec", "err"):
+        (work / sub).mkdir()
+    inside = "/rf/work" if mode == "bwrap" else str(work)
+    lines = [f"__rf_work={inside}", f"__rf_status={status}", f"__rf_cap={RECORD_CAP}",
+             f"__rf_timeout={timeout}", DRIVER.read_text()]
+    lines += [f"__rf_run {i} {ansi_c_quote(commands[i])}" for i in indexes]
+    # A name unique to this batch, to find any process that outlives it.
+    driver = f"driver-{tmp.name}.bash"
+    (work / driver).write_text("\n".join(lines) + "\n")
+    (work / "records").touch()
+    return work, driver
+
+
+def _launch(tmp: Path, work: Path, mode: str, driver: str, uid: int, gid: int) -> tuple[int, bytes]:
+    """Run the batch shell to the end or to the batch timeout; (exit, stderr)."""
+    env = None
+    if mode == "bwrap":
+        argv = _sandbox_argv(work, uid, gid, driver)
+        if os.geteuid() == 0:
+            for path in (tmp, work, *work.iterdir()):
+                os.chown(path, uid, gid)
+    else:
+        argv = _ringfence_argv(tmp, work, uid, driver)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp),
+               "RINGFENCE_HOME": str(tmp / "state"), "LC_ALL": "C",
+               "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=BATCH_TIMEOUT_S + 10)
+    except subprocess.TimeoutExpired:
+        # The whole group: setpriv/prlimit exec into bwrap, whose death tears
+        # down its pid namespace (--die-with-parent, --unshare-pid); the
+        # runner's own timeout (the profile's [limits]) normally fires first.
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate()
+    survivors = survivors_of(driver)
+    if survivors:
+        for pid in survivors:
+            os.kill(pid, signal.SIGKILL)
+        raise SandboxError(f"bash oracle: processes {survivors} outlived the sandbox")
+    return proc.returncode, err
+
+
 def _run_batch(commands: Sequence[str], indexes: Sequence[int], status: int,
                uid: int, gid: int, timeout: float) -> _Pass:
     result = _Pass()
     mode = sandbox_mode()
     with tempfile.TemporaryDirectory(prefix="rf-oracle-") as tmpname:
         tmp = Path(tmpname)
-        work = tmp / "ws"
-        for sub in ("", "cwd", "rec", "err"):
-            (work / sub).mkdir()
-        inside = "/rf/work" if mode == "bwrap" else str(work)
-        lines = [f"__rf_work={inside}", f"__rf_status={status}", f"__rf_cap={RECORD_CAP}",
-                 f"__rf_timeout={timeout}", DRIVER.read_text()]
-        lines += [f"__rf_run {i} {ansi_c_quote(commands[i])}" for i in indexes]
-        # A name unique to this batch, to find any process that outlives it.
-        driver = f"driver-{tmp.name}.bash"
-        (work / driver).write_text("\n".join(lines) + "\n")
-        (work / "records").touch()
-        env = None
-        if mode == "bwrap":
-            argv = _sandbox_argv(work, uid, gid, driver)
-            for path in (tmp, work, *work.iterdir()):
-                if os.geteuid() == 0:
-                    os.chown(path, uid, gid)
-        else:
-            argv = _ringfence_argv(tmp, work, uid, driver)
-            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp),
-                   "RINGFENCE_HOME": str(tmp / "state"), "LC_ALL": "C",
-                   "PYTHONDONTWRITEBYTECODE": "1"}
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                start_new_session=True)
-        try:
-            _, err = proc.communicate(timeout=BATCH_TIMEOUT_S + 10)
-        except subprocess.TimeoutExpired:
-            # The whole group: setpriv/prlimit exec into bwrap, whose death
-            # tears down its pid namespace (--die-with-parent, --unshare-pid).
-            os.killpg(proc.pid, signal.SIGKILL)
-            _, err = proc.communicate()
-        survivors = survivors_of(driver)
-        if survivors:
-            for pid in survivors:
-                os.kill(pid, signal.SIGKILL)
-            raise SandboxError(f"bash oracle: processes {survivors} outlived the sandbox")
+        work, driver = _write_batch(tmp, mode, commands, indexes, status, timeout)
+        code, err = _launch(tmp, work, mode, driver, uid, gid)
         _parse_records((work / "records").read_bytes(), indexes, result, work / "rec")
         if not result.ready:
             # The prelude never finished: the sandbox itself is broken. Fail
             # closed rather than report every command as "killed".
-            raise SandboxError(f"bash oracle sandbox failed (exit {proc.returncode}): "
+            raise SandboxError(f"bash oracle sandbox failed (exit {code}): "
                                f"{err.decode(errors='replace').strip()[:500]}")
         for i in indexes:
             errfile = work / "err" / str(i)

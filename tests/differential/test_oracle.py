@@ -177,6 +177,23 @@ def test_sandbox_mode_follows_privilege(monkeypatch):
         sandbox_mode()
 
 
+@pytest.mark.sandbox
+@needs_bwrap
+def test_a_broken_sandbox_fails_closed(monkeypatch, tmp_path):
+    # A driver that dies before announcing itself: no command may be reported
+    # as answered, the harness raises.
+    import tests.differential.oracle as oracle_mod
+    broken = tmp_path / "broken.bash"
+    broken.write_text("exit 3\n")
+    monkeypatch.setattr(oracle_mod, "DRIVER", broken)
+    with pytest.raises(SandboxError, match="sandbox failed"):
+        run_oracle(["ls"], passes=(0,))
+    if os.geteuid() == 0:
+        monkeypatch.setattr(oracle_mod, "UNPRIVILEGED_USER", "rf-no-such-user")
+        with pytest.raises(SandboxError, match="rf-no-such-user"):
+            run_oracle(["ls"], passes=(0,))
+
+
 def test_survivor_scan_finds_a_live_process():
     import subprocess
     import sys

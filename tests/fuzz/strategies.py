@@ -20,7 +20,8 @@ SUBCOMMANDS = ("push", "status", "run", "build", "test", "install", "delete", "l
 WORD_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789._/"
 
 word_text = st.text(WORD_CHARS, min_size=1, max_size=8)
-option = st.builds(lambda d, w: d + w, st.sampled_from(("-", "--")), st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=6))
+option = st.builds(lambda d, w: d + w, st.sampled_from(("-", "--")),
+                   st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=6))
 arg_text = st.one_of(word_text, option)
 program = st.sampled_from(PROGRAMS)
 
@@ -129,7 +130,9 @@ def with_live_construct(draw) -> str:
     other = draw(simple_command)
     joiner = draw(st.sampled_from(("; ", " && ", " || ")))
     # A heredoc body must end the line, so the other command comes first.
-    return other + joiner + construct if kind == 2 or draw(st.booleans()) else construct + joiner + other
+    if kind == 2 or draw(st.booleans()):
+        return other + joiner + construct
+    return construct + joiner + other
 
 
 # Anything at all: the classifier must never crash on any string.

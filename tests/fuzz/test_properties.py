@@ -95,7 +95,8 @@ def test_requoting_inside_compound_commands_keeps_the_keys(classify, a, b, joine
     requoted = classify(joiner.format(a=S.render(a, styles_a), b=S.render(b, styles_b)))
     assert requoted.keys == plain.keys
     assert requoted.verdict == plain.verdict
-    assert sorted(c.argv for c in requoted.capabilities) == sorted(c.argv for c in plain.capabilities)
+    assert (sorted(c.argv for c in requoted.capabilities)
+            == sorted(c.argv for c in plain.capabilities))
 
 
 @FUZZ
