@@ -30,6 +30,13 @@ EVIL_VERDICT = Verdict(EVIL, "one_time",
                        (Finding("RF101", "command substitution", (len(EVIL) - 5, len(EVIL))),))
 
 
+
+@pytest.fixture(autouse=True)
+def _private_registry(monkeypatch):
+    """Tests here edit the registry render reads; give them a private copy so the
+    shared registry (its order included) is never touched."""
+    monkeypatch.setattr(render, "REGISTRY", dict(render.REGISTRY))
+
 def plain(renderable, width: int = 120) -> str:
     buf = io.StringIO()
     Console(file=buf, width=width, color_system=None, force_terminal=False).print(renderable)
