@@ -129,6 +129,9 @@ def govern(req: Request, *, ledger: Ledger, deps: Deps | None = None,
         if decision.decision == "deny":
             return _refuse(req, verdict, ledger, streams, parent_id, kind="host",
                            reasons=tuple(decision.reasons), decision=decision)
+        # Say so every time: full host access must never be mistaken for a sandbox.
+        streams.say(f"ringfence run: RF612 sandbox off (profile {req.profile.name!r}): the "
+                    "command runs directly on the host with full access; recorded")
         return _run_host(req, verdict, decision, ledger, streams, parent_id,
                          note=f"sandbox off (profile {req.profile.name!r}): full host access")
     if req.host:
@@ -578,7 +581,8 @@ def main_run(argv_list: list[str], *, deps: Deps | None = None, ledger: Ledger |
     if not os.path.isdir(workspace):
         from rfcore.errors import UsageError
 
-        raise UsageError(f"workspace {workspace!r} is not a directory")
+        raise UsageError(f"workspace {workspace!r} is not a directory; nothing was run (RF609)",
+                         hint="pass --workspace DIR with an existing directory")
     deps = deps or default_deps()
     if opts["sandbox"] == "off":
         profile = deps.load_profile("host", workspace=workspace)

@@ -32,12 +32,12 @@ def cli(box, *args, env=None):
 
 
 @pytest.mark.parametrize("args,message", [
-    ([], "no command given"),
-    (["--", ], "no command given"),
-    (["-c", "true", "--", "true"], "not both"),
-    (["--bogus", "--", "true"], "unrecognized arguments"),
+    ([], "give exactly one of -c 'STRING' or an argv"),
+    (["--", ], "give exactly one of -c 'STRING' or an argv"),
+    (["-c", "true", "--", "true"], "give exactly one of -c 'STRING' or an argv"),
+    (["--bogus", "--", "true"], "unknown option '--bogus'"),
     (["--timeout", "-1", "--", "true"], "--timeout must be a positive"),
-    (["--timeout", "abc", "--", "true"], "invalid float value"),
+    (["--timeout", "abc", "--", "true"], "--timeout must be a positive number"),
     (["--sandbox", "off", "-p", "strict", "--", "true"], "conflicts with --profile"),
     (["-p", "no-such-profile", "--", "true"], "no-such-profile"),
     (["-w", "/nonexistent/dir", "--", "true"], "RF609"),
