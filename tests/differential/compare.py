@@ -71,7 +71,7 @@ DYNAMIC = re.compile(r"[$`*?\[{]|^~")
 
 @dataclass(frozen=True)
 class Problem:
-    kind: str                       # "missed" | "phantom" | "syntax"
+    kind: str                       # "missed" | "phantom" | "key" | "syntax"
     detail: str
     oracle: tuple[str, ...] = ()
     classifier: tuple[str, ...] = ()
@@ -146,6 +146,14 @@ def compare(verdict: Verdict, oracle: OracleResult) -> Outcome:
     caps = [c.argv for c in verdict.capabilities]
     used = [False] * len(caps)
     problems: list[Problem] = []
+    for cap in verdict.capabilities:
+        # The key is made of the argv's own words: the program, then for a
+        # multiplexer its subcommand (SPEC §2). A key word bash never sees
+        # would grant something the command does not run.
+        words = cap.key.split(" ")
+        if not cap.argv or words[0] != cap.argv[0] or not set(words[1:]) <= set(cap.argv[1:]):
+            problems.append(Problem("key", f"key {cap.key!r} is not made of the argv's words",
+                                    classifier=cap.argv))
     for record in dict.fromkeys(oracle.argvs):
         hits = [i for i, argv in enumerate(caps) if explains(argv, record)]
         for i in hits:

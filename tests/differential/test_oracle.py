@@ -258,6 +258,15 @@ def test_compare_flags_missed_and_phantom_invocations():
     assert phantom.problems[1].classifier == ("l\\s",)
 
 
+def test_compare_checks_the_key_against_the_argv():
+    cmd = "git -C x push"
+    good = Capability(key="git push", program="git", argv=("git", "-C", "x", "push"), span=(0, 13))
+    bad = Capability(key="git status", program="git", argv=("git", "-C", "x", "push"), span=(0, 13))
+    seen = OracleResult(cmd, "ok", (("git", "-C", "x", "push"),))
+    assert compare(Verdict(cmd, "capability", (good,)), seen).problems == ()
+    assert [p.kind for p in compare(Verdict(cmd, "capability", (bad,)), seen).problems] == ["key"]
+
+
 def test_compare_scope():
     syntax = compare(_verdict("ls (", "capability", ("ls",)),
                      OracleResult("ls (", "parse_error"))
