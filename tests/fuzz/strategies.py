@@ -176,3 +176,23 @@ tricky_word = st.lists(piece, min_size=1, max_size=4).map("".join).filter(
 tricky_command = st.builds(lambda prog, words: " ".join([prog, *words]),
                            st.sampled_from(("ls", "rm", "longbridge", "grep", "mv", "make")),
                            st.lists(tricky_word, min_size=1, max_size=4))
+
+# Output redirection targets: SPEC §2 exempts only these from "writes a file".
+EXEMPT_TARGETS = ("/dev/null", "/dev/stdout", "/dev/stderr")
+WRITE_TARGETS = ("out.txt", "/dev/nul", "/dev/null2", "/dev/nullx", "/dev/stdout/x", "./null",
+                 "/tmp/dev/null", "/dev/tcp/127.0.0.1/80", "dev/null", "/dev/sda")
+OUTPUT_OPS = (">", ">>", "2>", "&>", ">|", "1>", "2>>", "&>>")
+
+# Word lists that SPEC §2 forces to one_time; quoting any word must not evade it.
+ONE_TIME_WORDS = (
+    ["sudo", "rm", "x"], ["doas", "ls"], ["pkexec", "ls"], ["su", "-c", "ls"], ["eval", "ls"],
+    ["source", "x.sh"], [".", "x.sh"], ["bash", "-c", "ls"], ["sh", "-c", "ls"],
+    ["bash", "-lc", "ls"], ["python3", "-c", "print(1)"], ["node", "-e", "1"],
+    ["perl", "-e", "1"], ["ruby", "-e", "1"], ["git", "-c", "core.pager=x", "log"],
+    ["env", "PATH=/tmp", "ls"], ["env", "-S", "sh -c ls"], ["xargs", "sh", "-c", "ls"],
+    ["find", ".", "-exec", "sh", "-c", "ls", ";"], ["timeout", "5", "bash", "-c", "ls"],
+    ["nohup", "python3", "-c", "1"], ["setsid", "ls"], ["rsync", "-e", "ssh", "a", "b"],
+    ["tar", "--to-command=sh", "-xf", "a.tar"], ["watch", "ls"], ["alias", "ls=rm"],
+    ["trap", "ls", "EXIT"], ["awk", "BEGIN{system(1)}"], ["sed", "e", "f"],
+)
+one_time_words = st.sampled_from(ONE_TIME_WORDS)

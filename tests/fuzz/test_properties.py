@@ -141,3 +141,27 @@ def test_classifier_words_equal_bash_words(classify, cmds):
         if outcome.problems:
             bad.append(format_problem(outcome))
     assert not bad, "\n".join(bad)
+
+
+@FUZZ
+@given(words=S.simple_words(), op=st.sampled_from(S.OUTPUT_OPS), style=S.quote_style,
+       target=st.sampled_from(S.EXEMPT_TARGETS + S.WRITE_TARGETS))
+def test_output_redirection_is_one_time_unless_exempt(classify, words, op, style, target):
+    # Whatever the quoting of the target: a write to a real file (or a
+    # /dev/tcp socket) is one_time; /dev/null, /dev/stdout, /dev/stderr are
+    # decoration and keep the command's keys and class.
+    plain = classify(S.render(words))
+    redirected = classify(f"{S.render(words)} {op}{S.requote(target, style)}")
+    if target in S.EXEMPT_TARGETS:
+        assert (redirected.verdict, redirected.keys) == (plain.verdict, plain.keys)
+    else:
+        assert redirected.verdict == "one_time", redirected.command
+
+
+@FUZZ
+@given(words=S.one_time_words, data=st.data())
+def test_requoting_never_evades_one_time(classify, words, data):
+    styles = data.draw(st.lists(S.quote_style, min_size=len(words), max_size=len(words)))
+    assert classify(S.render(words)).verdict == "one_time", words
+    requoted = classify(S.render(words, styles))
+    assert requoted.verdict == "one_time", requoted.command
