@@ -98,6 +98,7 @@ def wanted_paths(profile: Profile, workspace: str | None, host) -> tuple[list[st
         plain.append(_norm(workspace))
     roots = [p for t in _writable_templates(profile) if (p := expand(t, **ctx))]
     plain.extend(roots)
+    plain.extend(host.private_dirs)
     for entry in profile.filesystem.read_deny:
         path = expand(entry, **ctx)
         if path:
@@ -220,6 +221,21 @@ def compile_profile(profile: Profile, workspace: str | None, host) -> SandboxSpe
                 ops.append(Tmpfs(fact.real))
             elif fact.kind in ("file", "other"):
                 ops.append(DevNullOver(fact.real))
+
+    # ringfence's own state, pattern cache and config decide what runs without
+    # asking (grants, the user's profile) and hold earlier runs' output: hidden in
+    # every sandbox whatever the profile says, even when they sit inside the
+    # workspace. Mechanism, not policy. One that does not exist yet but would be
+    # creatable in a writable root is watched like a protected path, so a sandbox
+    # cannot plant a forged ledger for ringfence to open later.
+    for d in host.private_dirs:
+        fact = host.path(d)
+        if fact.kind == "dir":
+            ops.append(Tmpfs(fact.real))
+        elif fact.kind in ("file", "other"):
+            ops.append(DevNullOver(fact.real))
+        elif any(_inside(d, r) for r in roots):
+            watched.append(Protect(d))
 
     ops.extend(watched)
 

@@ -52,6 +52,9 @@ class HostFacts:
     apparmor_userns_restricted: bool | None = None
     landlock_abi: int | None = None     # 0 = unsupported; full probe only
     bwrap_trial_error: str = ""         # stderr of a failed trial sandbox
+    # ringfence's own state/cache/config dirs (rfcore.paths.private_dirs): hidden in
+    # every sandbox, so no command can forge a grant or read earlier runs' output.
+    private_dirs: tuple[str, ...] = ()
     # Path facts for one profile/workspace; keys are the expanded paths.
     paths: Mapping[str, PathFact] = field(default_factory=dict)
     # Glob expansions: pattern -> matching paths (sorted), done here so compile is pure.
@@ -209,6 +212,8 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
     env = os.environ if env is None else env
     import pwd
 
+    from rfcore.paths import private_dirs
+
     uid, gid = os.getuid(), os.getgid()
     home = env.get("HOME") or pwd.getpwuid(uid).pw_dir
     path = env.get("PATH", os.defpath)
@@ -217,6 +222,7 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
     facts = HostFacts(
         uid=uid, gid=gid, home=os.path.abspath(home), arch=os.uname().machine,
         python=sys.executable, bwrap=bwrap, env_names=tuple(sorted(env)),
+        private_dirs=private_dirs(env),
         seccomp=_seccomp_in_kernel(), userns=plausible if uid != 0 else True,
         userns_detail=detail, apparmor_userns_restricted=restricted)
     if not full:

@@ -33,13 +33,7 @@ from typing import Mapping
 from .spec import Note, Protect, SandboxSpec
 
 
-def state_dir(env: Mapping[str, str] | None = None) -> str:
-    env = os.environ if env is None else env
-    if env.get("RINGFENCE_HOME"):
-        return env["RINGFENCE_HOME"]
-    base = env.get("XDG_STATE_HOME") or os.path.join(
-        env.get("HOME") or os.path.expanduser("~"), ".local", "state")
-    return os.path.join(base, "ringfence")
+from rfcore.paths import state_dir  # noqa: E402  (re-exported for callers)
 
 
 def _identity(path: str) -> list[int] | None:

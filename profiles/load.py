@@ -376,9 +376,9 @@ def load_profile(name_or_path: str, *, workspace: str | None = None) -> Profile:
 
 
 def _config_home(env: Mapping[str, str]) -> Path:
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or
-                                                      os.path.expanduser("~"), ".config")
-    return Path(base) / "ringfence"
+    from rfcore.paths import config_dir
+
+    return Path(config_dir(env))
 
 
 def resolve_active(cli_value: str | None, *, env: Mapping[str, str],

@@ -242,12 +242,9 @@ def render(compiled: Compiled) -> str:
 # --------------------------------------------------------------------------- cache
 
 def cache_dir(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    if env.get("RINGFENCE_HOME"):
-        return Path(env["RINGFENCE_HOME"]) / "cache" / "patterns"
-    base = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"),
-                                                     ".cache")
-    return Path(base) / "ringfence" / "patterns"
+    from rfcore.paths import pattern_cache_dir
+
+    return Path(pattern_cache_dir(env))
 
 
 def _from_json(obj) -> Compiled:

@@ -48,11 +48,9 @@ def new_id(prefix: str) -> str:
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    if env.get("RINGFENCE_HOME"):
-        return Path(env["RINGFENCE_HOME"])
-    xdg = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(xdg) / "ringfence"
+    from rfcore.paths import state_dir as _state_dir
+
+    return Path(_state_dir(env))
 
 
 def default_path(env: Mapping[str, str] | None = None) -> Path:

@@ -1,0 +1,80 @@
+"""ringfence's own state (ledger, grants, journal), pattern cache and config are
+hidden in every sandbox, whatever the profile says and wherever they live.
+
+A sandbox that could write the ledger could forge an "always" grant for any
+capability; one that could read it would see earlier host runs' output. Real
+bwrap; every assertion is on the host side.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from ringfence import grants as G
+from ringfence.ledger import Ledger
+
+from .sandbox_util import make_box
+
+pytestmark = pytest.mark.sandbox
+
+SANDBOXED = ("observe", "build", "strict", "host-assisted")
+WRITABLE_WS = ("build", "strict", "host-assisted")
+SQLITE_MAGIC = "SQLite format 3"
+
+
+@pytest.fixture
+def box():
+    b = make_box()
+    yield b
+    shutil.rmtree(b.root, ignore_errors=True)
+
+
+@pytest.mark.parametrize("profile", WRITABLE_WS)
+def test_a_ledger_inside_the_workspace_can_be_neither_read_nor_forged(box, profile):
+    state = box.ws / ".rf-state"
+    env = box.env(RINGFENCE_HOME=str(state))
+    first = box.run(profile, "--", "true", env=env)
+    assert first.returncode == 0, first.stderr
+    assert (state / "ledger.db").read_bytes().startswith(SQLITE_MAGIC.encode())
+
+    attack = box.run(profile, "-c",
+                     "ls -A .rf-state; head -c 15 .rf-state/ledger.db; "
+                     "rm -rf .rf-state/* 2>/dev/null; echo forged > .rf-state/ledger.db; "
+                     "mkdir -p .rf-state/cache && echo x > .rf-state/cache/planted; exit 0",
+                     env=env)
+    assert attack.returncode == 0, attack.stderr
+    # Nothing of the real state was visible inside.
+    assert "ledger.db" not in attack.stdout and SQLITE_MAGIC not in attack.stdout
+    # On the host: the ledger is intact, both runs are recorded, no grant appeared,
+    # and nothing the sandbox wrote reached the state directory.
+    assert (state / "ledger.db").read_bytes().startswith(SQLITE_MAGIC.encode())
+    assert not (state / "cache" / "planted").exists()
+    led = Ledger(env=env)
+    try:
+        runs = led.list_runs(limit=10)
+        assert len(runs) == 2
+        assert G.list_grants(led) == []
+    finally:
+        led.close()
+
+
+@pytest.mark.parametrize("profile", SANDBOXED)
+def test_the_default_state_and_config_dirs_are_hidden(box, profile):
+    env = box.env()
+    del env["RINGFENCE_HOME"]          # default: $XDG_STATE_HOME/ringfence
+    cfg = box.home / ".config" / "ringfence"
+    cfg.mkdir(parents=True)
+    (cfg / "config.toml").write_text('extends = "build"\n# RF-CONFIG-MARKER\n')
+    first = box.run(profile, "--", "true", env=env)
+    assert first.returncode == 0, first.stderr
+    state = box.home / ".local" / "state" / "ringfence"
+    assert (state / "ledger.db").is_file()
+
+    probe = box.run(profile, "-c",
+                    f"ls -A {state} {cfg}; head -c 15 {state}/ledger.db; "
+                    f"cat {cfg}/config.toml; exit 0", env=env)
+    assert probe.returncode == 0, probe.stderr
+    assert "ledger.db" not in probe.stdout and SQLITE_MAGIC not in probe.stdout
+    assert "RF-CONFIG-MARKER" not in probe.stdout and "config.toml" not in probe.stdout
