@@ -7,7 +7,8 @@
 # name falls through to command_not_found_handle) or is shadowed by a recording
 # function; PATH names a directory that does not exist, so every program name
 # falls through to the handler too. The handler records the argv bash would have
-# executed (after expansion and quote removal) as NUL-separated fields on fd 99.
+# executed (after expansion and quote removal) in a file per record, listed in
+# execution order on fd 99.
 #
 # Limits (pids, memory, file size, wall time) are set by the harness BEFORE this
 # shell starts: a recording handler is invoked in a forked child, so a command
@@ -25,6 +26,11 @@ __rf_i=-1
 __rf_n=0
 exec 99>>"$__rf_work/records"
 builtin cd "$__rf_work/cwd" || exit 125
+# The driver reaps leftovers with kill(-1), which outside a pid namespace would
+# signal every process of this user on the host. Refuse unless pid 1 is
+# bwrap's init, i.e. this shell lives in the sandbox's own pid namespace.
+builtin read -r __rf_init </proc/1/comm
+[[ $__rf_init == bwrap ]] || exit 125
 # An empty environment: nothing a sandbox passed through reaches a command.
 builtin unset $(builtin compgen -e)
 PATH=/rf/no-such-dir
@@ -94,7 +100,6 @@ __rf_run() {
   # command is done, or gives up after __rf_timeout seconds (a fork bomb stuck
   # at the pids limit); the kill below then ends whatever is left.
   if builtin read -r -t "$__rf_timeout" __rf_x < <(
-      __rf_sub=$BASHPID
       builtin eval "$2" </dev/null >"$__rf_work/err/$1" 2>&1
     ) || (( $? <= 128 )); then
     builtin printf '%s\0' E "$1" 0 >&99

@@ -199,6 +199,20 @@ def test_a_broken_sandbox_fails_closed(monkeypatch, tmp_path):
             run_oracle(["ls"], passes=(0,))
 
 
+def test_driver_refuses_to_run_outside_a_pid_namespace(tmp_path):
+    # Its cleanup is kill(-1): on the host that would hit every process of the
+    # user. Run straight on the host, the prelude must stop before anything.
+    import subprocess
+    from .oracle import DRIVER
+    (tmp_path / "cwd").mkdir()
+    (tmp_path / "records").touch()
+    done = subprocess.run(["bash", "--norc", "--noprofile", "-c",
+                           f"__rf_work={tmp_path}; . {DRIVER}; echo reached"],
+                          capture_output=True, text=True, env={})
+    assert (done.returncode, done.stdout) == (125, "")
+    assert (tmp_path / "records").read_bytes() == b""
+
+
 def test_survivor_scan_finds_a_live_process():
     import subprocess
     import sys
