@@ -29,6 +29,7 @@ import sys
 
 EXIT_UNSAFE = 125
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 PR_SET_SECCOMP = 22
 PR_SET_NO_NEW_PRIVS = 38
 SECCOMP_MODE_FILTER = 2
@@ -112,6 +113,11 @@ def start_relay(listen, unix_path):
     try:
         ctypes, libc = _libc()
         libc.prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0)
+        # The relay runs without the full filter (it must reach the proxy's Unix
+        # socket). Non-dumpable: the command, same uid, cannot ptrace it or write
+        # its memory through /proc/PID/mem to borrow its AF_UNIX access.
+        if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+            os._exit(125)
         if os.getppid() != parent:       # the command already exited
             os._exit(0)
         null = os.open("/dev/null", os.O_RDWR)

@@ -45,3 +45,7 @@ if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
   fi
   touch "$stamp"
 fi
+# Bytecode for ringfence's own packages, written explicitly: the per-command paths
+# (hook, run, check --json) must not recompile from source on every call, even
+# where PYTHONDONTWRITEBYTECODE is set. Cheap when nothing changed.
+"$VENV/bin/python" -m compileall -q -j 0 rfcore classifier profiles compiler ringfence >/dev/null

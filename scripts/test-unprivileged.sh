@@ -45,5 +45,6 @@ if ! as_user "cd '$PWD' && $venv/bin/python -c 'import ringfence'" >/dev/null 2>
 fi
 echo "test-unprivileged: running the sandbox tests as $user ($venv)" >&2
 # The checkout stays root-owned and read-only for the user: no bytecode, no cache.
+args=$(printf '%q ' "$@")   # each argument survives su -c as one word
 exec su "$user" -s /bin/bash -c "cd '$PWD' && HOME='$home' PYTHONDONTWRITEBYTECODE=1 \
-  RINGFENCE_TEST_UNPRIVILEGED=1 $venv/bin/python -m pytest -m sandbox -p no:cacheprovider $*"
+  RINGFENCE_TEST_UNPRIVILEGED=1 $venv/bin/python -m pytest -m sandbox -p no:cacheprovider $args"

@@ -178,3 +178,30 @@ def test_bad_arguments_fail_closed(args, message):
                        timeout=30)
     assert r.returncode == 125
     assert message in r.stderr
+
+
+
+def test_the_command_cannot_write_the_relays_memory(tmp_path):
+    # The relay is the command's child and runs without the full filter (it must
+    # reach the proxy's Unix socket). If the command could write its memory through
+    # /proc/PID/mem it could borrow that access; the relay is non-dumpable. Through
+    # the real `ringfence run -p build` (capabilities dropped, as in production).
+    code = ("import os, time\n"
+            "me = str(os.getpid())\n"
+            "for _ in range(200):\n"
+            " kids = [p for p in os.listdir('/proc') if p.isdigit() and p != me and\n"
+            "         open(f'/proc/{p}/stat').read().rsplit(')', 1)[1].split()[1] == me]\n"
+            " if kids: break\n"
+            " time.sleep(0.01)\n"
+            "print('relay', len(kids))\n"
+            "try:\n open(f'/proc/{kids[0]}/mem', 'r+b'); print('mem writable')\n"
+            "except PermissionError: print('mem EPERM')\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+           "RINGFENCE_HOME": str(tmp_path / "state")}
+    r = subprocess.run([sys.executable, "-m", "ringfence", "run", "-p", "build", "-w", str(ws),
+                        "--", PY, "-c", code], cwd=ws, env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["relay 1", "mem EPERM"]
