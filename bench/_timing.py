@@ -55,12 +55,13 @@ class Timing:
 
 def time_command(label: str, argv: list[str], *, runs: int = 20, warmup: int = 2,
                  env: dict | None = None, cwd: str | None = None,
-                 expect_status: int | None = 0) -> Timing:
-    """Median-friendly wall-clock samples of ``argv`` (stdout/stderr discarded)."""
+                 expect_status: int | None = 0, stdin: bytes | None = None) -> Timing:
+    """Median-friendly wall-clock samples of ``argv`` (stdout discarded)."""
     samples: list[float] = []
     for i in range(warmup + runs):
         t0 = time.perf_counter()
-        proc = subprocess.run(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+        proc = subprocess.run(argv, env=env, cwd=cwd, input=stdin,
+                              stdin=None if stdin is not None else subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         dt = time.perf_counter() - t0
         if expect_status is not None and proc.returncode != expect_status:

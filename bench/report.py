@@ -1,0 +1,160 @@
+"""Every benchmark in one go: one table, ratios measured side by side in this run.
+
+Writes the table to stdout and to bench/RESULTS.md, stamped with the machine and
+the date. Rows:
+
+- classifier latency and throughput, in process and through `check --jsonl`, on
+  NL2Bash and the agent corpus (../shared/corpus, or --corpus DIR);
+- cold start of `check --json`, `check`, `explain` and `hook claude-code` against
+  `python -c pass` (the real interpreter binary);
+- `run` overhead per profile against bare bwrap, `codex sandbox` and `srt`;
+- the proxy's added latency for one allowed request to a loopback server.
+
+Usage: python bench/report.py [--corpus DIR] [--runs N] [--no-write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+import classify as classify_bench  # noqa: E402
+import proxy_latency  # noqa: E402
+import run_overhead  # noqa: E402
+from _timing import ms, real_python, ringfence_bin, table, time_command  # noqa: E402
+
+HOOK_PAYLOAD = {"session_id": "bench", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                "tool_input": {"command": "git status 2>&1 | head -20"}}
+
+
+def machine() -> str:
+    cpu = ""
+    try:
+        for line in open("/proc/cpuinfo", encoding="utf-8"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (f"{platform.system()} {platform.release()} {platform.machine()}, "
+            f"{os.cpu_count()} CPUs{', ' + cpu if cpu else ''}, Python {platform.python_version()}")
+
+
+def hook_cold_start(runs: int) -> tuple[float, float]:
+    """Median seconds of the hook and of `python -c pass`, interleaved in one loop."""
+    with tempfile.TemporaryDirectory(prefix="rf-bench-hook-") as tmp:
+        env = {**os.environ, "RINGFENCE_HOME": os.path.join(tmp, "state")}
+        env.pop("RINGFENCE_SESSION", None)
+        payload = json.dumps({**HOOK_PAYLOAD, "cwd": tmp}).encode()
+        hook = time_command("hook", [ringfence_bin(), "hook", "claude-code", "--profile", "build"],
+                            runs=runs, env=env, cwd=tmp, stdin=payload)
+        py = time_command("python", [real_python(), "-c", "pass"], runs=runs)
+    return hook.median, py.median
+
+
+def build_rows(cls: dict, hook: tuple[float, float], run: dict, proxy: dict) -> list[list[str]]:
+    rows: list[list[str]] = []
+
+    def row(area, what, value, baseline="", ratio="", target="", met=None):
+        rows.append([area, what, value, baseline, ratio, target,
+                     "" if met is None else ("yes" if met else "**no**")])
+
+    for name, c in cls["corpora"].items():
+        short = "NL2Bash" if name.startswith("nl2bash") else "agent"
+        if "missing" in c:
+            row("classifier", f"{short}: corpus missing", c["missing"])
+            continue
+        lat = c["latency"]
+        row("classifier", f"{short} ({lat['n']:,}): latency median / p99",
+            f"{lat['median_us']:.0f} µs / {lat['p99_us']:.0f} µs")
+        row("classifier", f"{short}: in process", f"{c['in_process']['per_s']:,.0f} cmd/s")
+        for mode, res in c["cli_jsonl"].items():
+            if not isinstance(res, dict):
+                continue                   # "n"
+            target = ">= 10,000 cmd/s" if short == "NL2Bash" else ""
+            row("classifier", f"{short}: `check --jsonl` ({mode})", f"{res['per_s']:,.0f} cmd/s",
+                target=target, met=(res["per_s"] >= 10_000) if target else None)
+    cold, base = cls["cold_start_s"], cls["cold_start_s"]["python -c pass (real binary)"]
+    targets = {"check --json": 5, "check '": 12}
+    for name, t in cold.items():
+        if name.startswith("python"):
+            row("cold start", name, ms(t))
+            continue
+        limit = next((v for k, v in targets.items() if k in name), None)
+        row("cold start", name, ms(t), ms(base), f"{t / base:.2f}x",
+            f"<= {limit}x" if limit else "", (t / base <= limit) if limit else None)
+    h, hp = hook
+    row("cold start", "ringfence hook claude-code (one payload)", ms(h), ms(hp), f"{h / hp:.2f}x",
+        "<= 5x", h / hp <= 5)
+    bw, codex = run["bwrap"], run["codex"]
+    for prof in ("strict", "build"):
+        t, srt = run[f"rf-{prof}"], run[f"srt-{prof}"]
+        if not t.ok:
+            row("run", f"ringfence run -p {prof} -- true", f"failed: {t.note}")
+            continue
+        row("run", f"ringfence run -p {prof} -- true", ms(t.median), f"bwrap {ms(bw.median)}",
+            f"{t.median / bw.median:.1f}x", "<= 10x bwrap (moonshot)", t.median <= 10 * bw.median)
+        if codex.ok:
+            row("run", f"  vs codex sandbox", ms(t.median), ms(codex.median),
+                f"{t.median / codex.median:.2f}x", "<= 1x codex", t.median <= codex.median)
+        else:
+            row("run", "  vs codex sandbox", "n/a", codex.note)
+        if srt.ok:
+            row("run", f"  vs srt ({prof} settings)", ms(t.median), ms(srt.median),
+                f"srt {srt.median / t.median:.1f}x slower", ">= 3x faster than srt",
+                srt.median >= 3 * t.median)
+        else:
+            row("run", f"  vs srt ({prof} settings)", "n/a", srt.note)
+    row("proxy", f"one allowed GET to loopback (median of {proxy['requests']})",
+        f"+{proxy['added_s'] * 1e3:.2f} ms", f"direct {proxy['direct_median_s'] * 1e3:.2f} ms",
+        f"{proxy['ratio']:.2f}x")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--corpus", type=Path, default=HERE.parent.parent / "shared" / "corpus")
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--no-write", action="store_true", help="print only; do not write RESULTS.md")
+    args = ap.parse_args(argv)
+    steps = ("classifier", "hook", "run overhead", "proxy")
+    say = lambda i, what: print(f"[{i}/{len(steps)}] {what} ...", file=sys.stderr, flush=True)
+    load_start = os.getloadavg()
+    say(1, steps[0]); cls = classify_bench.run(args.corpus, args.runs)
+    say(2, steps[1]); hook = hook_cold_start(args.runs)
+    say(3, steps[2]); run = run_overhead.measure(args.runs)
+    say(4, steps[3]); proxy = proxy_latency.measure(300)
+    load_end = os.getloadavg()
+    rows = build_rows(cls, hook, run, proxy)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    text = "\n".join([
+        "# ringfence benchmark results", "",
+        f"Measured {stamp} on {machine()}.",
+        f"Load average {load_start[0]:.2f} at start, {load_end[0]:.2f} at end; "
+        f"{args.runs} runs per cold-start figure (medians). Every ratio compares figures "
+        "taken in this same run. Regenerate with `make bench`.", "",
+        table(rows, ["area", "measurement", "value", "baseline", "ratio", "target", "met"]), "",
+        "Baselines: `python -c pass` is the real interpreter binary "
+        f"(`{real_python()}`), not a shim; bare bwrap is `bwrap --ro-bind / / true`; srt runs "
+        "with the settings ringfence exports for the same profile "
+        "(`ringfence profile compile P --format srt`); codex is `codex sandbox -P :workspace`.",
+        ""])
+    print(text)
+    if not args.no_write:
+        (HERE / "RESULTS.md").write_text(text, encoding="utf-8")
+        print(f"written to {HERE / 'RESULTS.md'}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
