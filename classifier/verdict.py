@@ -9,14 +9,14 @@ reports bytes; the front end converts).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from rfcore.records import field, record
 from typing import Literal
 
 VerdictClass = Literal["helper", "capability", "one_time"]
 Span = tuple[int, int]
 
 
-@dataclass(frozen=True)
+@record
 class Capability:
     """One statically known program invocation, after unwrapping wrappers."""
 
@@ -31,7 +31,7 @@ class Capability:
                 "span": list(self.span), "effects": list(self.effects)}
 
 
-@dataclass(frozen=True)
+@record
 class Decoration:
     code: str                   # RF3xx
     text: str                   # the source text that was stripped
@@ -41,7 +41,7 @@ class Decoration:
         return {"code": self.code, "text": self.text, "span": list(self.span)}
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     code: str                   # RF0xx / RF1xx / RF2xx
     message: str
@@ -51,7 +51,7 @@ class Finding:
         return {"code": self.code, "message": self.message, "span": list(self.span)}
 
 
-@dataclass(frozen=True)
+@record
 class Verdict:
     command: str
     verdict: VerdictClass

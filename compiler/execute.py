@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from rfcore.records import field, record
 from typing import IO, Mapping, Sequence
 
 from rfcore.errors import SandboxError
@@ -34,7 +34,7 @@ TIMEOUT_EXIT = 124          # as timeout(1)
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-@dataclass(frozen=True)
+@record
 class ExecResult:
     exit_code: int
     stdout_tail: bytes
@@ -170,7 +170,7 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
 
 
 def _with(result: ExecResult, **changes) -> ExecResult:
-    from dataclasses import replace
+    from rfcore.records import replace
     return replace(result, **changes)
 
 

@@ -20,7 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass, field, replace
+from rfcore.records import field, record, replace
 from typing import Literal, Mapping
 
 from profiles.model import Profile
@@ -28,7 +28,7 @@ from profiles.model import Profile
 Kind = Literal["dir", "file", "other", "missing"]
 
 
-@dataclass(frozen=True)
+@record
 class PathFact:
     path: str           # the absolute, template-expanded path as written (not resolved)
     kind: Kind          # what it resolves to ("missing" if nothing, incl. dangling links)
@@ -36,7 +36,7 @@ class PathFact:
     is_link: bool       # the path itself is a symbolic link
 
 
-@dataclass(frozen=True)
+@record
 class HostFacts:
     uid: int
     gid: int

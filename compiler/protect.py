@@ -27,7 +27,7 @@ import json
 import os
 import shutil
 import time
-from dataclasses import dataclass, field
+from rfcore.records import field, record
 from typing import Mapping
 
 from .spec import Note, Protect, SandboxSpec
@@ -56,7 +56,7 @@ def _proc_start(pid: int) -> str | None:
         return None
 
 
-@dataclass
+@record(frozen=False)
 class Journal:
     path: str
     state: str

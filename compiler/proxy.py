@@ -38,7 +38,7 @@ import socket
 import stat
 import threading
 import time
-from dataclasses import dataclass
+from rfcore.records import record
 from typing import Callable, Iterable, Sequence
 
 from profiles.domains import DomainPattern, decide, exact_allow, parse_pattern
@@ -56,7 +56,7 @@ _HOP_BY_HOP = {"connection", "proxy-connection", "keep-alive", "proxy-authorizat
 Resolver = Callable[[str, int], Sequence[str]]
 
 
-@dataclass(frozen=True)
+@record
 class Decision:
     """One allow/deny decision, as the ledger stores it."""
 

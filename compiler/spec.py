@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from rfcore.records import record
 
 
 class _Op:
@@ -106,14 +106,14 @@ Op = (RoBind | Bind | Tmpfs | DevNullOver | Proc | Dev | UnshareAll | DisableUse
       | Rlimit | Chdir | Proxy | Protect)
 
 
-@dataclass(frozen=True)
+@record
 class Note:
     """A compile-time finding (RF6xx) shown to the user and stored in the ledger."""
     code: str
     message: str
 
 
-@dataclass(frozen=True)
+@record
 class SandboxSpec:
     profile: str
     workspace: str | None

@@ -26,7 +26,7 @@ first label, wildcards over a single label (``*.com``: a whole TLD), bad ports.
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
+from rfcore.records import record
 from typing import Iterable, Literal
 
 Kind = Literal["exact", "subdomains", "apex_and_subdomains"]
@@ -91,7 +91,7 @@ def _parse_port(text: str, source: str) -> int | str:
     return int(text)
 
 
-@dataclass(frozen=True)
+@record
 class DomainPattern:
     text: str                  # the pattern as written (for messages and ledger rows)
     kind: Kind

@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 import re
-from dataclasses import dataclass
+from rfcore.records import record
 
 from rfcore.rules import REGISTRY
 
@@ -21,7 +21,7 @@ from .patterns import (UNMATCHABLE_PROGRAM_CHARS, Compiled, PatternError, compil
                        render)
 
 
-@dataclass(frozen=True)
+@record
 class Diagnostic:
     code: str
     message: str

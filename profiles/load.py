@@ -16,7 +16,7 @@ import hashlib
 import os
 import re
 import tomllib
-from dataclasses import dataclass, field
+from rfcore.records import field, record
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -50,7 +50,7 @@ def looks_like_credential(name: str) -> bool:
     return bool(_CRED_RE.search(name))
 
 
-@dataclass
+@record(frozen=False)
 class Layer:
     """One file of a resolved chain."""
 
@@ -72,7 +72,7 @@ class Layer:
         return None
 
 
-@dataclass
+@record(frozen=False)
 class Chain:
     layers: list[Layer] = field(default_factory=list)     # parents first, leaf last
     problems: list[tuple[Problem, Located]] = field(default_factory=list)

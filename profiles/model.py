@@ -13,7 +13,7 @@ They are expanded by the compiler's host probe, never here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from rfcore.records import field, record
 from typing import Literal
 
 Action = Literal["allow", "ask", "deny"]
@@ -21,7 +21,7 @@ NetworkMode = Literal["none", "proxy"]
 HostPolicy = Literal["deny", "ask", "escalate"]
 
 
-@dataclass(frozen=True)
+@record
 class Located:
     """Where a value came from, so lint and errors can point at it."""
 
@@ -30,7 +30,7 @@ class Located:
     key: str | None = None      # dotted key path, e.g. "commands.ask[2]"
 
 
-@dataclass(frozen=True)
+@record
 class Filesystem:
     # Writable roots. "{workspace}" and "{tooling}" are resolved at compile time.
     writable: tuple[str, ...] = ()
@@ -44,7 +44,7 @@ class Filesystem:
     write_protect: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Network:
     mode: NetworkMode = "none"
     allow: tuple[str, ...] = ()     # domain patterns: example.com, *.x.com, **.x.com, host:port
@@ -52,7 +52,7 @@ class Network:
     allow_unix_sockets: bool = False  # seccomp denies socket(AF_UNIX) unless true
 
 
-@dataclass(frozen=True)
+@record
 class Env:
     pass_: tuple[str, ...] = ()             # TOML key "pass"; names or globs like "LC_*"
     set: tuple[tuple[str, str], ...] = ()   # TOML table "set", in file order
@@ -61,7 +61,7 @@ class Env:
     allow_credentials: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Tooling:
     # Writable cache dir; PIP_CACHE_DIR, UV_CACHE_DIR, npm_config_cache, GOPATH,
     # GOCACHE and XDG_CACHE_HOME are pointed into it when enabled.
@@ -69,7 +69,7 @@ class Tooling:
     enabled: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Limits:
     timeout: float | None = None     # seconds of wall clock; kills the whole sandbox
     memory_mb: int | None = None     # RLIMIT_AS
@@ -77,14 +77,14 @@ class Limits:
     file_size_mb: int | None = None  # RLIMIT_FSIZE
 
 
-@dataclass(frozen=True)
+@record
 class CommandRule:
     action: Action
     pattern: str                     # pattern-language source, e.g. "git push **"
     where: Located = field(default_factory=Located)
 
 
-@dataclass(frozen=True)
+@record
 class Profile:
     name: str
     description: str = ""

@@ -9,14 +9,14 @@ The schema is data: one row per key with its type and its documentation, which
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from rfcore.records import record
 from typing import Any, Callable
 
 CODE_UNKNOWN_KEY = "RF501"
 CODE_BAD_VALUE = "RF502"
 
 
-@dataclass(frozen=True)
+@record
 class Problem:
     code: str
     message: str

@@ -18,7 +18,7 @@ from __future__ import annotations
 import getpass
 import json
 import time
-from dataclasses import dataclass
+from rfcore.records import record
 
 from rfcore.errors import ApprovalError
 
@@ -28,7 +28,7 @@ from .ledger import Ledger, new_id, transaction
 WHERE = ("host", "sandbox")
 
 
-@dataclass(frozen=True)
+@record
 class Approval:
     id: str
     run_id: str

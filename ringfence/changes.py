@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
+from rfcore.records import field, record
 
 DEFAULT_CAP = 20000
 Entry = tuple[int, int, int]
 
 
-@dataclass(frozen=True)
+@record
 class Snapshot:
     root: str
     files: dict[str, Entry] = field(default_factory=dict)
@@ -25,7 +25,7 @@ class Snapshot:
     errors: int = 0          # directories we could not read (counted, not hidden)
 
 
-@dataclass(frozen=True)
+@record
 class Changes:
     created: tuple[str, ...] = ()
     modified: tuple[str, ...] = ()

@@ -23,7 +23,7 @@ each other. Imports no lark (compiled patterns come from the cache).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from rfcore.records import record
 from typing import Literal
 
 from classifier.verdict import Capability, Verdict
@@ -34,7 +34,7 @@ DecisionKind = Literal["allow", "ask", "deny"]
 Context = Literal["host", "sandbox"]
 
 
-@dataclass(frozen=True)
+@record
 class RuleMatch:
     """A command rule that matched one capability."""
 
@@ -55,7 +55,7 @@ class RuleMatch:
                 "where": self.where, "holes": dict(self.holes)}
 
 
-@dataclass(frozen=True)
+@record
 class Decision:
     decision: DecisionKind
     reasons: tuple[str, ...]

@@ -27,7 +27,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from rfcore.records import asdict, field, is_record, record
 from typing import Any, BinaryIO, Callable
 
 from rfcore.errors import EXIT_DENIED, EXIT_UNSAFE, EXIT_WAITING, ApprovalError, RingfenceError
@@ -49,7 +49,7 @@ BOUNDARY_PATTERNS = re.compile("|".join((
 )), re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@record
 class Request:
     profile: Any                         # profiles.model.Profile
     command: str | None = None           # a bash -c string ...
@@ -66,7 +66,7 @@ class Request:
         return self.command if self.command is not None else shlex.join(self.argv or ())
 
 
-@dataclass
+@record(frozen=False)
 class Outcome:
     run_id: str
     state: str
@@ -81,7 +81,7 @@ class Outcome:
                 "escalated_run_id": self.escalated_run_id}
 
 
-@dataclass
+@record(frozen=False)
 class Deps:
     """The stages the governor drives; injectable so the flow is testable alone."""
 
@@ -100,7 +100,7 @@ def default_deps() -> Deps:
     return Deps(classify, decide, run, load_profile)
 
 
-@dataclass
+@record(frozen=False)
 class Streams:
     out: BinaryIO = field(default_factory=lambda: sys.stdout.buffer)
     err: BinaryIO = field(default_factory=lambda: sys.stderr.buffer)
@@ -402,16 +402,14 @@ def _jsonable(value: Any) -> Any:
         return [_jsonable(v) for v in value]
     if hasattr(value, "to_json"):
         return value.to_json()
-    if hasattr(value, "__dataclass_fields__"):
-        import dataclasses
-
-        return dataclasses.asdict(value)
+    if is_record(value):
+        return asdict(value)
     return value if isinstance(value, (dict, str, int, float, bool)) else str(value)
 
 
 # --- executing on the host ------------------------------------------------------------------
 
-@dataclass
+@record(frozen=False)
 class HostResult:
     state: str
     exit_code: int

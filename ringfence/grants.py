@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import dataclass
+from rfcore.records import record
 from typing import Iterable, Mapping
 
 from rfcore.errors import UsageError
@@ -34,7 +34,7 @@ _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _PROCESS_SESSION: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Grant:
     key: str
     scope: str

@@ -25,7 +25,7 @@ import os
 import sqlite3
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from rfcore.records import field, record
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
@@ -177,7 +177,7 @@ _RESULT_FIELDS = ("exit_code", "duration", "stdout_tail", "stderr_tail", "change
 _JSON_FIELDS = ("changes", "network", "degradations")
 
 
-@dataclass
+@record(frozen=False)
 class RunRecord:
     id: str
     created_at: float

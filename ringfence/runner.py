@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass, field
+from rfcore.records import field, record
 from typing import IO, Mapping, Sequence
 
 from rfcore.errors import EXIT_DENIED, EXIT_WAITING, UsageError
 
 
-@dataclass(frozen=True)
+@record
 class Prepared:
     argv: tuple[str, ...]           # what runs inside (bash -c STRING for command=)
     text: str                       # the classified string
@@ -42,7 +42,7 @@ class Prepared:
     recovered: tuple = ()           # RF615/RF604 notes from dead runs' journals
 
 
-@dataclass(frozen=True)
+@record
 class RunResult:
     exit_code: int
     status: str                     # completed|failed|denied|waiting_for_approval|aborted

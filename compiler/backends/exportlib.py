@@ -11,7 +11,7 @@ exporter also writes it into the output (comment or ``_unsupported`` key) and
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
+from rfcore.records import field, record
 
 from profiles.domains import ANY_PORT, WEB_PORTS, parse_pattern
 from profiles.model import Profile
@@ -19,7 +19,7 @@ from profiles.model import Profile
 DEFAULT_TOOLING = "~/.cache/ringfence/tooling"
 
 
-@dataclass
+@record(frozen=False)
 class Export:
     text: str
     unsupported: list[str] = field(default_factory=list)

@@ -10,7 +10,7 @@ A code is retired (``status="retired"``), never reused or deleted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from rfcore.records import record
 from typing import Literal
 
 Status = Literal["active", "retired"]
@@ -25,7 +25,7 @@ FAMILIES = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class Rule:
     code: str                 # "RF101"
     name: str                 # "command-substitution" (kebab-case, stable)

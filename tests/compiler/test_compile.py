@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import replace
+from rfcore.records import replace
 from pathlib import Path
 
 import pytest
