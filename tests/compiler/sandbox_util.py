@@ -21,6 +21,10 @@ SECRET_FILE = "RF-FILE-SECRET-7f3a9c"
 SECRET_ENV = "RF-ENV-SECRET-51b2e8"
 SECRET_DOTENV = "RF-DOTENV-SECRET-c04d11"
 CLI = [sys.executable, "-m", "ringfence"]
+# The interpreter for commands *inside* a sandbox: the real binary, not the venv's
+# entry point. A checkout (and its .venv) under /tmp is invisible in there, since
+# every sandbox gets a private /tmp.
+INNER_PY = os.path.realpath(sys.executable)
 
 
 @dataclass

@@ -44,7 +44,9 @@ def proxy(origin):
     p = ProxyServer([f"localhost:{origin.port}"], [], os.path.join(rundir, "proxy.sock")).start()
     yield p
     p.stop()
-    os.rmdir(rundir)
+    if os.path.exists(os.path.join(rundir, "relay.py")):
+        os.unlink(os.path.join(rundir, "relay.py"))
+    os.rmdir(rundir)          # nothing else may be left behind
 
 
 def sandbox(proxy, argv, *, seccomp_program: bytes | None = None, relay_args=None, env=None):
@@ -68,7 +70,13 @@ def sandbox(proxy, argv, *, seccomp_program: bytes | None = None, relay_args=Non
             os.set_inheritable(f.fileno(), True)
             relay_args = relay_args + ["--seccomp-fd", str(f.fileno())]
             fds = (f.fileno(),)
-        cmd += [PY, "-I", "-S", RELAY, *relay_args, "--", *argv]
+        # The relay script goes into the runtime dir that is bound in: the checkout
+        # itself may sit under /tmp, which is private inside the sandbox.
+        relay_copy = os.path.join(rundir, "relay.py")
+        if proxy and not os.path.exists(relay_copy):
+            shutil.copyfile(RELAY, relay_copy)
+        relay_path = "/run/ringfence/relay.py" if proxy else RELAY
+        cmd += [PY, "-I", "-S", relay_path, *relay_args, "--", *argv]
         return subprocess.run(cmd, pass_fds=fds, capture_output=True, text=True, timeout=60)
 
 

