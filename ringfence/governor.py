@@ -97,7 +97,22 @@ def default_deps() -> Deps:
     from ringfence.gate import decide
     from ringfence.runner import run
 
-    return Deps(classify, decide, run, load_profile)
+    # Classify once per run: the runner re-checks the gate on the verdict the
+    # governor already computed for the very same text (it re-classifies if the
+    # text differs). The classifier is a pure function of the text.
+    verdicts: dict[str, Any] = {}
+
+    def classify_once(text: str):
+        verdict = verdicts.get(text)
+        if verdict is None:
+            verdict = verdicts[text] = classify(text)
+        return verdict
+
+    def run_sandbox(argv=None, *, command=None, **kwargs):
+        text = command if command is not None else shlex.join(argv or ())
+        return run(argv, command=command, verdict=verdicts.get(text), **kwargs)
+
+    return Deps(classify_once, decide, run_sandbox, load_profile)
 
 
 @record(frozen=False)

@@ -87,7 +87,11 @@ def _resolve_profile(profile, workspace: str, env: Mapping[str, str]):
 
 def prepare(argv: Sequence[str] | None = None, *, command: str | None = None,
             profile=None, workspace: str | None = None,
-            env: Mapping[str, str] | None = None, grants: frozenset = frozenset()) -> Prepared:
+            env: Mapping[str, str] | None = None, grants: frozenset = frozenset(),
+            verdict=None) -> Prepared:
+    """``verdict``: the caller's classification of this same text (the governor has
+    one already); used only if its ``command`` is exactly the text we would
+    classify, so a stale or foreign verdict can never decide for another command."""
     if (argv is None) == (command is None):
         raise UsageError("give either an argv or a command string (-c), not both or neither",
                          hint="ringfence run -- ARGV...   or   ringfence run -c 'STRING'")
@@ -107,7 +111,8 @@ def prepare(argv: Sequence[str] | None = None, *, command: str | None = None,
 
     text = command if command is not None else shlex.join(argv)
     inner = ("bash", "-c", command) if command is not None else tuple(argv)
-    verdict = classify(text)
+    if verdict is None or getattr(verdict, "command", None) != text:
+        verdict = classify(text)
     decision = decide(verdict, prof, grants=grants, context="sandbox")
     spec = host = None
     recovered: tuple = ()
@@ -187,14 +192,15 @@ def run(argv: Sequence[str] | None = None, *, command: str | None = None, profil
         workspace: str | None = None, timeout: float | None = None,
         env: Mapping[str, str] | None = None, stdin: bytes | int | IO | None = None,
         capture: bool = False, grants: frozenset = frozenset(),
-        out: IO[bytes] | None = None, err: IO[bytes] | None = None) -> RunResult:
+        out: IO[bytes] | None = None, err: IO[bytes] | None = None,
+        verdict=None) -> RunResult:
     """Run ``argv`` (or a bash ``command`` string) under ``profile``.
 
     ``profile``: a built-in name, a TOML path, a Profile, or None for the
     active profile (SPEC §3 precedence).
     """
     p = prepare(argv, command=command, profile=profile, workspace=workspace, env=env,
-                grants=grants)
+                grants=grants, verdict=verdict)
     if p.decision == "deny":
         return RunResult(EXIT_DENIED, "denied", p.profile.name, "deny", p.reasons, p.verdict)
     if p.decision == "ask":
