@@ -15,14 +15,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tomllib
 from rfcore.records import field, record
 from pathlib import Path
 from typing import Any, Mapping
 
 from rfcore.errors import ProfileError
 
-from . import _lines, schema
+from . import _lines, _toml_cache, schema
 from .model import (CommandRule, Env, Filesystem, Limits, Located, Network, Profile,
                     Tooling)
 from .schema import Problem
@@ -82,7 +81,8 @@ def list_builtins() -> list[tuple[str, str]]:
     """(name, description) of every public built-in profile, in the documented order."""
     out = []
     for name in PUBLIC_BUILTINS:
-        data = tomllib.loads((BUILTIN_DIR / f"{name}.toml").read_text(encoding="utf-8"))
+        data, _ = _parse_toml((BUILTIN_DIR / f"{name}.toml").read_text(encoding="utf-8"))
+        data = data or {}
         out.append((name, data.get("description", "")))
     return out
 
@@ -111,15 +111,32 @@ def _read(path: Path, display: str, builtin: bool,
             Located(display, None, None)
     except OSError as exc:
         return None, Problem(CODE_TOML, f"cannot read profile: {exc.strerror}"), at
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
-        msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
-        line = int(m.group(1)) if m else None
-        col = f", column {m.group(2)}" if m else ""
-        return None, Problem(CODE_TOML, f"invalid TOML: {msg}{col}"), Located(display, line, None)
+    data = _toml_cache.cached(path.name, text) if builtin and path.parent == BUILTIN_DIR \
+        else None
+    if data is None:
+        data, error = _parse_toml(text)
+        if error is not None:
+            return None, *_toml_problem(error, display)
     return Layer(display, path, text, data, _lines.scan(text), builtin), None, at
+
+
+def _parse_toml(text: str):
+    """(data, None) or (None, the TOMLDecodeError)."""
+    # Imported here: built-ins come from _toml_cache, so the hot paths never load it.
+    import tomllib
+
+    try:
+        return tomllib.loads(text), None
+    except tomllib.TOMLDecodeError as exc:
+        return None, exc
+
+
+def _toml_problem(exc: ValueError, display: str) -> tuple[Problem, Located]:
+    m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+    msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
+    line = int(m.group(1)) if m else None
+    col = f", column {m.group(2)}" if m else ""
+    return Problem(CODE_TOML, f"invalid TOML: {msg}{col}"), Located(display, line, None)
 
 
 def _resolve_ref(ref: str, base: Path | None, *,
