@@ -250,6 +250,11 @@ def compile_profile(profile: Profile, workspace: str | None, host) -> SandboxSpe
         ops.append(Rlimit("nproc", int(lim.pids)))
     net = profile.network
     if net.mode == "proxy" and net.allow:
+        prefix = host.python_prefix
+        if prefix and any(_inside(prefix, m) for m in ("/tmp", "/run")):
+            # The relay's interpreter lives under a path the sandbox masks: bind
+            # its installation back in, read-only, so the relay can start.
+            ops.append(RoBind(prefix, prefix))
         ops.append(Proxy(tuple(net.allow), tuple(net.deny)))
     elif net.mode == "proxy":
         notes.append(Note("RF613", "network mode 'proxy' with an empty allowlist: "

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import selectors
 import signal
 import subprocess
@@ -183,6 +184,14 @@ def _start_proxy(spec, journal, degradations):
                            hint="use a profile with network mode 'none' (e.g. strict)") from None
     rdir = make_runtime_dir()
     journal.set_runtime_dir(rdir)
+    from .backends.bwrap import RELAY
+
+    try:
+        shutil.copyfile(RELAY, os.path.join(rdir, "relay.py"))
+    except OSError as exc:
+        raise SandboxError(f"cannot stage the network relay in {rdir}: {exc.strerror}; "
+                           "refusing to run without the network policy the profile "
+                           "states (RF607)") from None
     server = ProxyServer(spec.proxy.allow, spec.proxy.deny, os.path.join(rdir, "proxy.sock"))
     try:
         server.start()

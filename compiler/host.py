@@ -42,7 +42,7 @@ class HostFacts:
     gid: int
     home: str
     arch: str                           # "x86_64" | "aarch64" | other (uname -m)
-    python: str                         # interpreter for the in-sandbox relay
+    python: str                         # interpreter for the in-sandbox relay (the real binary)
     bwrap: str | None                   # absolute path, None if not found on PATH
     env_names: tuple[str, ...] = ()     # names (never values) of the run's environment
     seccomp: bool | None = None         # kernel has seccomp filters (None: not probed)
@@ -55,6 +55,9 @@ class HostFacts:
     # ringfence's own state/cache/config dirs (rfcore.paths.private_dirs): hidden in
     # every sandbox, so no command can forge a grant or read earlier runs' output.
     private_dirs: tuple[str, ...] = ()
+    # Where the relay interpreter's standard library lives; compile binds it back
+    # in read-only if it sits under a path the sandbox masks (/tmp, /run).
+    python_prefix: str = ""
     # Path facts for one profile/workspace; keys are the expanded paths.
     paths: Mapping[str, PathFact] = field(default_factory=dict)
     # Glob expansions: pattern -> matching paths (sorted), done here so compile is pure.
@@ -207,6 +210,13 @@ def trial_sandbox(bwrap: str) -> tuple[bool, str]:
     return proc.returncode == 0, proc.stderr.strip()
 
 
+def _relay_python() -> str:
+    """The interpreter binary itself, not a venv entry point: a venv (or the whole
+    checkout) under /tmp is invisible inside the sandbox's private /tmp, while the
+    relay needs only the standard library (it runs with -I -S)."""
+    return os.path.realpath(sys.executable)
+
+
 def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFacts:
     """System facts. Cheap by default (run hot path); ``full`` for doctor."""
     env = os.environ if env is None else env
@@ -221,7 +231,8 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
     plausible, detail, restricted = _userns_sysctls()
     facts = HostFacts(
         uid=uid, gid=gid, home=os.path.abspath(home), arch=os.uname().machine,
-        python=sys.executable, bwrap=bwrap, env_names=tuple(sorted(env)),
+        python=_relay_python(), python_prefix=os.path.realpath(sys.base_prefix),
+        bwrap=bwrap, env_names=tuple(sorted(env)),
         private_dirs=private_dirs(env),
         seccomp=_seccomp_in_kernel(), userns=plausible if uid != 0 else True,
         userns_detail=detail, apparmor_userns_restricted=restricted)

@@ -117,7 +117,10 @@ def render(spec: SandboxSpec, argv: Sequence[str], *, bwrap: str = "bwrap",
         out += ["--json-status-fd", str(status_fd)]
     out.append("--")
     if proxy is not None:
-        out += [python, "-I", "-S", RELAY, "--listen", proxy.listen,
+        # The relay script is copied into the proxy's runtime dir (bound at
+        # proxy.socket_dir) by the executor: the checkout itself may be under a
+        # path the sandbox masks, such as /tmp.
+        out += [python, "-I", "-S", f"{proxy.socket_dir}/relay.py", "--listen", proxy.listen,
                 "--unix", f"{proxy.socket_dir}/proxy.sock"]
         if seccomp_fd is not None:
             out += ["--seccomp-fd", str(seccomp_fd)]

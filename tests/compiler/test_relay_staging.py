@@ -1,0 +1,39 @@
+"""The relay must start wherever ringfence and its interpreter are installed.
+
+Every sandbox gets a private /tmp and a masked /run, so a checkout or venv there
+is invisible inside. The relay script is staged in the bound runtime dir (see
+test_bwrap_render), and an interpreter installed under a masked path is bound back
+in read-only — only for profiles that need the relay.
+"""
+
+from __future__ import annotations
+
+from rfcore.records import replace
+
+from compiler.compile import compile_profile
+from compiler.spec import Proxy, RoBind
+from profiles.load import load_profile
+
+from .fakehost import WS, fake_host
+
+
+def _spec(name: str, prefix: str):
+    profile = load_profile(name)
+    host = replace(fake_host(profile), python_prefix=prefix)
+    return compile_profile(profile, WS, host)
+
+
+def test_a_masked_interpreter_prefix_is_bound_back_for_the_relay():
+    for masked in ("/tmp/venvs/py311", "/run/user/1000/py"):
+        ops = list(_spec("build", masked).ops)
+        bind = RoBind(masked, masked)
+        assert bind in ops
+        proxy_at = next(i for i, op in enumerate(ops) if isinstance(op, Proxy))
+        assert ops.index(bind) < proxy_at
+
+
+def test_no_bind_back_when_not_masked_or_no_relay():
+    build = list(_spec("build", "/usr").ops)
+    assert RoBind("/usr", "/usr") not in build
+    strict = list(_spec("strict", "/tmp/venvs/py311").ops)     # no network, no relay
+    assert not any(isinstance(op, RoBind) and op.src == "/tmp/venvs/py311" for op in strict)
