@@ -73,11 +73,17 @@ def static_name(w: Word) -> bool:
 
 
 def skip_options(words: tuple[Word, ...], i: int, spec: data.Opts,
-                 attached_only: frozenset[str] = frozenset()) -> tuple[int, list[tuple[str, Word]]]:
+                 attached_only: frozenset[str] = frozenset(), *,
+                 longs: frozenset[str] = frozenset(),
+                 values: list[tuple[str, Word | None]] | None = None,
+                 ) -> tuple[int, list[tuple[str, Word]]]:
     """Skip options starting at ``i``. Returns (index of first operand, [(option, word)]).
 
     Stops at ``--`` (consumed), at ``-`` and at the first non-option word. A
     dynamic word stops the scan: it might be an option or the program.
+    ``longs``: the tool's long options, so unambiguous prefixes (`--out`) are
+    read as getopt_long reads them. ``values``, when given, receives
+    (option, value word or None) for each option that takes a value.
     """
     seen: list[tuple[str, Word]] = []
     n = len(words)
@@ -88,14 +94,21 @@ def skip_options(words: tuple[Word, ...], i: int, spec: data.Opts,
             break
         if v == "--":
             return min(i + 1, n), seen
+        nxt = words[i + 1] if i + 1 < n else None
         if v.startswith("--"):
-            name = v.split("=", 1)[0]
+            name, eq, rest = v.partition("=")
+            if longs:
+                name = _canonical(name, longs)
             seen.append((name, w))
-            if "=" in v:
+            if eq:
+                if values is not None and name in spec.value:
+                    values.append((name, _part(w, rest)))
                 i += 1
             elif name in spec.value2:
                 i += 3
             elif name in spec.value:
+                if values is not None:
+                    values.append((name, nxt))
                 i += 2
             else:
                 i += 1
@@ -103,6 +116,8 @@ def skip_options(words: tuple[Word, ...], i: int, spec: data.Opts,
         # short option cluster: -abc, -n5, -oL
         if v in spec.value and v not in attached_only:
             seen.append((v, w))
+            if values is not None:
+                values.append((v, nxt))
             i += 2
             continue
         consumed_next = False
@@ -112,6 +127,9 @@ def skip_options(words: tuple[Word, ...], i: int, spec: data.Opts,
             if opt in spec.value:
                 if k == len(v) - 1 and opt not in attached_only:
                     consumed_next = True
+                if values is not None:
+                    values.append((opt, nxt if consumed_next else
+                                   _part(w, v[k + 1:]) if k + 1 < len(v) else None))
                 break
         i += 2 if consumed_next else 1
     return min(i, n), seen
@@ -190,10 +208,38 @@ def _base(w: Word) -> str:
     return posixpath.basename(v) or v
 
 
-def _unwrap(words: tuple[Word, ...], facts: list[Fact],
-            env: list[tuple[str, Word]]) -> tuple[Word, ...]:
-    """Peel transparent wrappers; return the effective argv (program first)."""
+def _time_keyword(words: tuple[Word, ...], gaps: list[int]) -> int:
+    """Skip the bash keyword `time` (the caller checked the position): return the
+    index of what it times. Only an unquoted `time`, then `-p` at most once,
+    then `--`, then `!` or `time` again, as bash's parser reads them; anything
+    else, even `-o`, is the timed program (`time -o f ls` runs `-o`). A
+    redirection between two words ends the keyword part (``gaps``: where
+    this command's redirections start)."""
     i, n = 0, len(words)
+    while i < n and words[i].raw in ("time", "!"):
+        if words[i].raw == "time":
+            for opt in ("-p", "--"):
+                if i + 1 < n and words[i + 1].raw == opt and \
+                        not any(words[i].span[1] <= g < words[i + 1].span[0] for g in gaps):
+                    i += 1
+        i += 1
+    return i
+
+
+def _unwrap(words: tuple[Word, ...], facts: list[Fact], env: list[tuple[str, Word]],
+            launched_by: str = "", keyword_gaps: list[int] | None = None) -> tuple[Word, ...]:
+    """Peel transparent wrappers; return the effective argv (program first).
+
+    ``keyword_gaps`` is not None when the first word stands where bash reads the
+    keyword `time`. ``launched_by`` names the launcher that runs these words:
+    under xargs a wrapper left without a program gets it from stdin.
+    """
+    i, n = 0, len(words)
+    if keyword_gaps is not None and words and words[0].raw == "time":
+        i = _time_keyword(words, keyword_gaps)
+        if i >= n:
+            return ()
+        facts.append(Fact("wrapper", words[0].span, "time", words[0]))
     while i < n:
         w = words[i]
         if not static_name(w):
@@ -202,9 +248,16 @@ def _unwrap(words: tuple[Word, ...], facts: list[Fact],
         spec = data.WRAPPERS.get(name)
         if spec is None:
             return words[i:]
-        j, seen = skip_options(words, i + 1, spec.opts)
+        values: list[tuple[str, Word | None]] | None = [] if spec.writes else None
+        j, seen = skip_options(words, i + 1, spec.opts, longs=spec.longs, values=values)
         if any(opt in spec.stop_opts for opt, _ in seen):
             return words[i:]
+        for opt, vw in values or ():
+            if opt in spec.writes and not (vw is not None and vw.static and
+                                           vw.value in data.HARMLESS_OUTPUTS):
+                target = vw.raw if vw is not None else "(missing)"
+                facts.append(Fact("wrapper-writes", (w.span[0], (vw or w).span[1]),
+                                  f"{name} {opt} {target}", vw))
         if name == "env":
             for opt, ow in seen:
                 if opt in ("-S", "--split-string"):
@@ -215,9 +268,18 @@ def _unwrap(words: tuple[Word, ...], facts: list[Fact],
                 j += 1
         j += spec.positionals
         if j >= n:
-            # `env` alone prints the environment; `sudo` alone is still sudo;
-            # `exec`/`time`/`nohup` alone run nothing.
-            if name in ("exec", "time", "command", "builtin", "nohup", "coproc"):
+            if launched_by == "xargs":
+                # `xargs env`, `xargs command`, `xargs nice -n 5`, `xargs sudo`: xargs
+                # appends its input to these words, so the program comes from stdin.
+                if spec.fact:
+                    facts.append(Fact(spec.fact, w.span, name, w))
+                facts.append(Fact("stdin-program", w.span, f"xargs {name}", w))
+                return words[i:]
+            # `time`/`exec`/`command`/`builtin`/`nohup` alone run nothing here;
+            # launched by find or watch, the wrapper itself is what runs. `env`
+            # alone prints the environment; `sudo` alone is still sudo.
+            if name in ("exec", "time", "command", "builtin", "nohup", "coproc") \
+                    and not launched_by:
                 if spec.fact:
                     facts.append(Fact(spec.fact, w.span, name, w))
                 return ()
@@ -275,9 +337,24 @@ def _find_execs(inv: Invocation, out: list) -> None:
         i += 1
 
 
+def _keyword_gaps(cmd, starts: list[int]) -> list[int] | None:
+    """Is the command's first word where bash reads the keyword `time`? Only as
+    the first word of a pipeline: not after an assignment or a redirection
+    (`A=1 time`, `>f time`) and not in a later stage (`x | time`), where bash
+    runs the program time. Returns the redirection starts, or None."""
+    w = cmd.words[0]
+    if w.raw != "time" or cmd.assignments or cmd.stage not in (None, 0) or \
+            any(g < w.span[0] for g in starts):
+        return None
+    return starts
+
+
 def analyze(script: Script) -> list[Invocation]:
     """One Invocation per program that would run (plus launched programs)."""
     result: list[Invocation] = []
+    starts: dict[int | None, list[int]] = {}      # where each command's redirections start
+    for r in script.redirects:
+        starts.setdefault(r.owner, []).append(r.span[0])
     for index, cmd in enumerate(script.commands):
         if cmd.kind == "test":
             # `[ ... ]` / `[[ ... ]]`: a builtin; non-literal ones become the capability `[`
@@ -291,15 +368,16 @@ def analyze(script: Script) -> list[Invocation]:
             words, launched_by, counts, lword = work.pop()
             facts: list[Fact] = []
             env: list[tuple[str, Word]] = []
-            argv = _unwrap(words, facts, env)
+            argv = _unwrap(words, facts, env, launched_by,
+                           _keyword_gaps(cmd, starts.get(index, [])) if lword is None else None)
             name = _base(argv[0]) if argv and static_name(argv[0]) else ""
             inv = Invocation(index, argv, launched_by=launched_by, counts=counts, facts=facts,
                              env=env, name=name)
             if lword is not None:
                 facts.append(Fact("launcher", lword.span, launched_by, lword))
             result.append(inv)
-            if not argv or not name:
-                continue
+            if not argv or not name or any(f.kind == "stdin-program" for f in facts):
+                continue          # no static program: no key (RF003 says why)
             inv.key = argv[0].value
             if launched_by in ("xargs", "find") and data.interp_for(name):
                 facts.append(Fact("launched-shell", argv[0].span, name, argv[0]))
@@ -310,6 +388,10 @@ def analyze(script: Script) -> list[Invocation]:
                     inv.counts = False
                     inv.key = ""
                     work.append((argv[j:], "xargs", counts, argv[0]))
+                elif launched_by == "xargs":
+                    # `xargs xargs`: the outer input becomes the inner command line
+                    inv.key = ""
+                    facts.append(Fact("stdin-program", argv[0].span, "xargs xargs", argv[0]))
                 continue
             if name == "find":
                 launched: list = []

@@ -36,10 +36,23 @@ class Wrapper(NamedTuple):
     positionals: int = 0          # words between the options and the program (timeout D)
     fact: str = ""                # a one-time fact this wrapper carries ('escalation', ...)
     stop_opts: frozenset[str] = frozenset()   # options that mean "not wrapping anything"
+    writes: frozenset[str] = frozenset()      # options whose value is a file it writes (RF129)
+    longs: frozenset[str] = frozenset()       # every long option: getopt_long takes prefixes
 
+
+# Files a wrapper may write without it being a write (as for redirections, RF303/RF304).
+HARMLESS_OUTPUTS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 
 WRAPPERS: dict[str, Wrapper] = {
-    "time": Wrapper(opts("-f", "-o", "--format", "--output")),
+    # The *program* time (GNU time: `\time`, `command time`, `env time`, `A=1 time`,
+    # `x | time`), parsed by getopt_long("+af:o:pqvV"): `-o FILE`/`--output=FILE`
+    # writes FILE (`-a` appends). The bash *keyword* `time` (first word, only
+    # `-p` and `--`) is handled in analysis.
+    "time": Wrapper(opts("-f", "-o", "--format", "--output"),
+                    stop_opts=frozenset({"-V", "--version", "--help"}),
+                    writes=frozenset({"-o", "--output"}),
+                    longs=frozenset({"--append", "--format", "--help", "--output",
+                                     "--portability", "--quiet", "--verbose", "--version"})),
     "timeout": Wrapper(opts("-s", "-k", "--signal", "--kill-after"), positionals=1),
     "nice": Wrapper(opts("-n", "--adjustment")),
     "nohup": Wrapper(),

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 
 from .ir import Construct, Word
-from .words import (BRACE_EXPANSION, GLOB_CHARS, decode_ansi_c, live_substitution_in_double,
-                    unquote_double, unquote_plain)
+from .words import (BRACE_EXPANSION, GLOB_CHARS, ansi_c_end, decode_ansi_c,
+                    live_substitution_in_double, plain_tail, unquote_double, unquote_plain,
+                    unterminated_quote)
 
 SPECIAL_PARAM = re.compile(r"\$[$!?#@*0-9A-Za-z_{(-]")
 SUBST = frozenset({"command_substitution", "process_substitution"})
@@ -71,9 +72,14 @@ class WordsMixin:
             flags["quoted"] = True
         elif t == "ansi_c_string":
             self.cover(node, True)
-            parts.append(decode_ansi_c(self.src(node)[2:-1]))
-            mask.append("\0")
+            text = self.src(node)
+            end = ansi_c_end(text)
             flags["quoted"] = True
+            if end == len(text):
+                parts.append(decode_ansi_c(text[2:-1]))
+                mask.append("\0")
+            else:
+                self._misread_ansi_c(node, text, end, parts, mask)
         elif t == "string":
             # The whole string counts as covered: tree-sitter leaves newlines and
             # escapes between string_content tokens, and the static value is
@@ -162,6 +168,26 @@ class WordsMixin:
             self.problem("RF005", f"unexpected {t} in a word", node)
             parts.append(self.src(node))
             flags["dyn"] = True
+
+    def _misread_ansi_c(self, node, text: str, end: int | None, parts, mask) -> None:
+        """tree-sitter's `$'...'` token runs past where bash closes the string
+        (`$'\\\\'\\'`: bash reads `$'\\\\'` then `\\'`). Re-read the rest of the token
+        as bash would when it is plain text; otherwise the tree describes another
+        command, and we fail closed: RF001 when bash's own reading ends inside a
+        quote (bash rejects the command), RF005 when it is only a mis-parse."""
+        tail = plain_tail(text[end:]) if end is not None else None
+        if tail is not None:
+            parts.append(decode_ansi_c(text[2:end - 1]) + tail)
+            mask.append("\0")
+            return
+        rest = self.data[node.start_byte:].decode("utf-8")
+        if end is None or unterminated_quote(rest[end:]):
+            self.problem("RF001", f"`{text}`: bash closes the $'...' string earlier and then "
+                         "reads an unterminated quote (a syntax error)", node)
+        else:
+            self.problem("RF005", f"`{text}`: bash closes the $'...' string earlier than "
+                         "tree-sitter does", node)
+        parts.append(text)
 
     def _scan_dynamic(self, node, depth, flags) -> bool:
         """Cover an expansion's tokens; queue any substitution inside it."""

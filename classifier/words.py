@@ -80,6 +80,85 @@ def live_substitution_in_double(inner: str) -> bool:
     return False
 
 
+def ansi_c_end(token: str) -> int | None:
+    r"""Where bash closes the ``$'...'`` string that starts ``token``.
+
+    Returns the index just after the closing quote, or None if the string does
+    not close inside ``token``. A backslash escapes the next character, so in
+    `$'\\'` the `\\` is one escape and the quote after it closes the string.
+    tree-sitter-bash's token takes the longest match instead and reads `\\'` as
+    a backslash then an escaped quote, so its token can run past bash's end
+    (`x$'\\'\'` is `x\'` to bash): callers compare the two ends.
+    """
+    i, n = 2, len(token)
+    while i < n:
+        c = token[i]
+        if c == "\\":
+            i += 2
+        elif c == "'":
+            return i + 1
+        else:
+            i += 1
+    return None
+
+
+# After a mis-read `$'...'`, the rest of tree-sitter's token is re-read as plain
+# unquoted text only if none of these is live in it (quotes, expansions,
+# blanks, operators, globs): otherwise bash's reading of it is out of reach.
+_UNSAFE_TAIL = frozenset(" \t\n'\"$`;&|<>()*?[]{}#")
+
+
+def plain_tail(text: str) -> str | None:
+    """Quote removal of ``text`` if it is plain (escapes only), else None.
+
+    A lone backslash at the end would escape whatever follows the text in the
+    source, so it is not plain either."""
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] == "\\":
+            if i + 1 >= n:
+                return None
+            i += 2
+        elif text[i] in _UNSAFE_TAIL:
+            return None
+        else:
+            i += 1
+    return unquote_plain(text)[0]
+
+
+def unterminated_quote(text: str) -> bool:
+    """Does bash's quote scanning of ``text`` end inside a quote?
+
+    A rough lexer (backslash, '...', "...", $'...'): used only to choose the
+    code of a fail-closed finding (RF001 rather than RF005), never to accept.
+    """
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            i += 2
+        elif c == "$" and text.startswith("$'", i):
+            end = ansi_c_end(text[i:])
+            if end is None:
+                return True
+            i += end
+        elif c == "'":
+            j = text.find("'", i + 1)
+            if j < 0:
+                return True
+            i = j + 1
+        elif c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            if j >= n:
+                return True
+            i = j + 1
+        else:
+            i += 1
+    return False
+
+
 _SIMPLE_ESC = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
                "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 _HEX = frozenset("0123456789abcdefABCDEF")

@@ -327,6 +327,11 @@ def dynamic_subcommand(ctx: Context) -> Iterable[Hit]:
                   "the `{detail}` subcommand is decided at run time, so its key is unknown")
 
 
+def wrapper_writes(ctx: Context) -> Iterable[Hit]:
+    # GNU time -o FILE: a file write hidden in a wrapper that the key drops.
+    return _facts(ctx, "wrapper-writes", "`{detail}` writes a file")
+
+
 def lookup_change(ctx: Context) -> Iterable[Hit]:
     yield from _builtin(ctx, "RF128")
     for inv in ctx.invocations:
@@ -367,4 +372,5 @@ CHECKS = (
     ("RF126", detach, facts("detach") + names({"disown"})),
     ("RF127", dynamic_subcommand, facts("dynamic-subcommand")),
     ("RF128", lookup_change, names({"enable", "hash"})),
+    ("RF129", wrapper_writes, facts("wrapper-writes")),
 )

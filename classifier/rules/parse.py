@@ -21,6 +21,12 @@ def dynamic_command_name(ctx: Context) -> Iterable[Hit]:
             else:
                 yield w.span, f"the program name `{w.raw}` is decided at run time " \
                               "(expansion, glob or brace expansion)"
+        for f in inv.facts:
+            if f.kind == "stdin-program":
+                # `xargs env`, `xargs command`: no program left after the wrapper,
+                # so xargs appends one read from its input.
+                yield f.span, f"`{f.detail}` runs a program read from standard input " \
+                              "at run time"
 
 
 def heredoc_substitution(ctx: Context) -> Iterable[Hit]:

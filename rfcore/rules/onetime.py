@@ -122,4 +122,12 @@ RULES: tuple[Rule, ...] = (
        "`enable -f` loads builtins from a shared object and `hash -p` binds a name to any "
        "file: later names run something else.",
        bad="hash -p /tmp/x ls", good="hash -r"),
+    _r("RF129", "wrapper-writes-file", "A wrapper's option writes a file.",
+       "The program `time` (GNU time: `\\time`, `command time`, `env time`, `nice time`, "
+       "`/usr/bin/time`, or `time` after an assignment, a redirection or a `|`) writes its "
+       "report to the file named by `-o FILE` / `--output=FILE` (`-a` appends), like a "
+       "redirection would. The wrapper is removed from the key, so the grant for the wrapped "
+       "program must not cover that write. The bash keyword `time` (first word, `-p` only) "
+       "writes no file; /dev/null, /dev/stdout and /dev/stderr are not writes.",
+       bad="\\time -o time.log make", good="time -p make"),
 )

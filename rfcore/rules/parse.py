@@ -26,7 +26,9 @@ RULES: tuple[Rule, ...] = (
          "A capability is a statically known program. If the command name, after quote "
          "removal, contains `$`, a backtick, `{`, `}`, `*`, `?` or `[`, or is an expansion "
          "(`$x`, `r``m`, `rm${IFS}-rf`), then what runs depends on the environment or the "
-         "file system at run time, so no standing approval can name it.",
+         "file system at run time, so no standing approval can name it. So does a wrapper "
+         "left without a program under xargs (`xargs env`, `xargs command`, `xargs nice`): "
+         "xargs appends its input, so the program is read from stdin.",
          bad="$tool --version", good="tool --version"),
     Rule("RF004", "heredoc-substitution",
          "An unquoted heredoc body contains a command substitution.",

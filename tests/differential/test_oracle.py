@@ -34,16 +34,10 @@ needs_bwrap = pytest.mark.skipif(not have_bwrap(), reason="bwrap is not installe
 # the sample), so a fix forces the entry out and a new bug fails the test.
 # Each is also in /work/briefs/h5-findings.md with both sides.
 KNOWN_DISAGREEMENTS: dict[str, str] = {
-    "find . -print0|xargs -0 command": "finding 6: `xargs command` is dropped",
-    "find . -print|xargs command": "finding 6: `xargs command` is dropped",
-    "find whatever -print0 | xargs -0 command": "finding 6: `xargs command` is dropped",
-    "\\time -o time.log command":
-        "finding 7: `\\time` is the program time (-o writes a file), not the keyword",
-    "make x$'\\\\'\\'": "finding 8: `\\\\'` ends an ANSI-C string; bash runs [make, x\\']",
-    "make $'\\\\'\\''": "finding 8: bash rejects it (unterminated quote)",
+    # (empty: findings 6-8 are fixed and their commands are in corpus/oracle-regressions.jsonl)
 }
 # Commands the differential always includes beside the corpora: cases found by
-# differential fuzzing that belong in no corpus file until they are fixed.
+# differential fuzzing (finding 8, fixed: now also in corpus/oracle-regressions.jsonl).
 PROBES = ["make x$'\\\\'\\'", "make $'\\\\'\\''", "make x$'\\\\' y"]
 
 
