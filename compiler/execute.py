@@ -162,12 +162,22 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
             except OSError:
                 pass
         decisions = tuple(proxy.decisions) if proxy is not None else ()
+        late: tuple[Note, ...] = ()
         if proxy is not None:
             proxy.stop()
+            if proxy.failure is not None:
+                # The socket was listening but the proxy loop (started on the first
+                # connection) failed: its clients were refused, so the command had
+                # no network at all. Never silent: stderr and the ledger say so.
+                late = (Note("RF607", f"the network proxy failed after the command started "
+                                      f"({proxy.failure}); its connections were refused, "
+                                      "the command had no network"),)
+                warn(late[0])
         created = protect.finish(journal)
         for note in created:
             warn(note)
-    return _with(result, network_decisions=decisions, protected_created=tuple(created))
+    return _with(result, network_decisions=decisions, protected_created=tuple(created),
+                 degradations=result.degradations + late)
 
 
 def _with(result: ExecResult, **changes) -> ExecResult:

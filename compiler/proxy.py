@@ -2,7 +2,12 @@
 
 It runs inside the ringfence process, in a background thread with its own
 asyncio loop (``run`` pays no extra process start), and listens on a Unix
-socket in a private 0700 runtime directory. Inside the sandbox's network
+socket in a private 0700 runtime directory. The socket is bound and listening
+before ``start()`` returns; the asyncio loop (importing asyncio is ~20 ms of
+start-up) is only started when the first client connects (the relay's start-up
+probe, connect-and-close, does not count), so a sandboxed command that never
+uses the network never pays for it. Until then connections
+wait in the kernel's backlog, and every one is filtered by the same code. Inside the sandbox's network
 namespace the relay (``compiler/relay.py``) forwards 127.0.0.1:PORT to it.
 
 Supported: ``CONNECT host:port`` tunnels and absolute-form plain HTTP
@@ -31,18 +36,21 @@ Security properties (each is tested):
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import os
+import select
 import socket
 import stat
 import threading
 import time
 from rfcore.records import record
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from profiles.domains import DomainPattern, decide, exact_allow, parse_pattern
 from rfcore.errors import SandboxError
+
+if TYPE_CHECKING:
+    import asyncio
 
 MAX_HEAD = 16 * 1024          # request line + headers
 MAX_HEADERS = 100
@@ -118,6 +126,8 @@ class ProxyServer:
         self._thread: threading.Thread | None = None
         self._server: asyncio.AbstractServer | None = None
         self._tasks: set[asyncio.Task] = set()
+        self._sock: socket.socket | None = None
+        self.failure: str | None = None   # why the proxy loop could not start (fail closed)
 
     # --- lifecycle -------------------------------------------------------------
     @property
@@ -137,38 +147,101 @@ class ProxyServer:
             raise SandboxError(f"proxy runtime dir {parent} must be owned by uid {os.getuid()} "
                                f"with mode 0700 (is {stat.S_IMODE(st.st_mode):o})",
                                hint="use compiler.proxy.make_runtime_dir()")
-        ready = threading.Event()
-        errors: list[BaseException] = []
-
-        def main() -> None:
-            loop = asyncio.new_event_loop()
-            self._loop = loop
-            try:
-                self._server = loop.run_until_complete(asyncio.start_unix_server(
-                    self._client, path=self.socket_path, limit=MAX_HEAD))
-                os.chmod(self.socket_path, 0o600)
-            except BaseException as exc:   # reported to start()'s caller below
-                errors.append(exc)
-                ready.set()
-                loop.close()
-                return
-            ready.set()
-            try:
-                loop.run_forever()
-            finally:
-                loop.close()
-
-        self._thread = threading.Thread(target=main, name="ringfence-proxy", daemon=True)
+        try:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        except OSError as exc:
+            raise SandboxError(f"cannot start the network proxy on {self.socket_path}: "
+                               f"{exc}") from None
+        try:
+            sock.bind(self.socket_path)
+            os.chmod(self.socket_path, 0o600)
+            sock.listen(128)
+        except OSError as exc:
+            sock.close()
+            raise SandboxError(f"cannot start the network proxy on {self.socket_path}: "
+                               f"{exc}") from None
+        self._sock = sock
+        self._wake_r, self._wake_w = os.pipe()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._main, name="ringfence-proxy", daemon=True)
         self._thread.start()
-        ready.wait()
-        if errors:
-            raise SandboxError(f"cannot start the network proxy on {self.socket_path}: {errors[0]}")
         return self
 
-    def stop(self) -> None:
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
+    def _main(self) -> None:
+        """The proxy thread: wait for a first real client (or stop), then serve with asyncio."""
+        sock, first = self._sock, None
+        try:
+            first = self._first_client(sock)
+            if first is None:                  # stop() before any client: nothing to serve
+                return
+            global asyncio
+            import asyncio                     # noqa: F811 - see the module docstring
+
+            loop = asyncio.new_event_loop()
+            self._server = loop.run_until_complete(asyncio.start_unix_server(
+                self._client, sock=sock, limit=MAX_HEAD))
+            self._tasks.add(loop.create_task(self._adopt(first)))
+        except BaseException as exc:           # noqa: BLE001 - reported by stop()
+            # Fail closed: close the socket so waiting clients get an error at once
+            # (no network) instead of hanging; stop() reports the failure.
+            self.failure = f"{type(exc).__name__}: {exc}"
+            if first is not None:
+                first.close()
+            sock.close()
             return
+        finally:
+            if self._server is None:
+                self._ready.set()
+        self._loop = loop
+        self._ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.close()
+
+    def _first_client(self, sock: socket.socket) -> socket.socket | None:
+        """The first connection that is more than the relay's start-up probe, or None on stop.
+
+        The relay connects once and closes at once to check that we are there
+        (``compiler/relay.py``): such a connection, at EOF before sending a byte, is
+        closed here without starting asyncio. A connection that sends data, or a
+        second one while the first is still silent, starts the loop; the accepted
+        socket is handed to it and served (and timed out) like any other.
+        """
+        while True:
+            readable, _, _ = select.select([sock, self._wake_r], [], [])
+            if self._wake_r in readable:
+                return None
+            conn, _ = sock.accept()
+            readable, _, _ = select.select([conn, sock, self._wake_r], [], [])
+            if self._wake_r in readable:
+                conn.close()
+                return None
+            if conn in readable:
+                try:
+                    probe = conn.recv(1, socket.MSG_PEEK) == b""
+                except OSError:
+                    probe = True
+                if probe:
+                    conn.close()
+                    continue
+            return conn
+
+    async def _adopt(self, conn: socket.socket) -> None:
+        try:
+            reader, writer = await asyncio.open_unix_connection(sock=conn, limit=MAX_HEAD)
+        except OSError:
+            conn.close()
+            return
+        await self._client(reader, writer)
+
+    def stop(self) -> None:
+        thread = self._thread
+        if thread is None:
+            return
+        os.write(self._wake_w, b"x")
+        self._ready.wait()
+        loop = self._loop
 
         async def shutdown() -> None:
             if self._server is not None:
@@ -178,10 +251,13 @@ class ProxyServer:
             await asyncio.gather(*self._tasks, return_exceptions=True)
             loop.stop()
 
-        if thread.is_alive():
+        if loop is not None and thread.is_alive():
             asyncio.run_coroutine_threadsafe(shutdown(), loop)
-            thread.join(timeout=10)
+        thread.join(timeout=10)
         self._loop = self._thread = None
+        self._sock.close()
+        for fd in (self._wake_r, self._wake_w):
+            os.close(fd)
         try:
             os.unlink(self.socket_path)
         except FileNotFoundError:
