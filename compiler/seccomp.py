@@ -34,7 +34,7 @@ Decisions worth knowing:
 from __future__ import annotations
 
 import errno as _errno
-import hashlib
+from rfcore.hashing import sha256
 import struct
 
 # --- kernel constants (linux/filter.h, linux/seccomp.h, linux/audit.h) -------
@@ -209,7 +209,7 @@ def build_filter(arch: str, *, deny_unix_sockets: bool) -> bytes:
 
 def digest(program: bytes) -> str:
     """sha256 of a program, for golden tests and the ledger's spec hash."""
-    return hashlib.sha256(program).hexdigest()
+    return sha256(program).hexdigest()
 
 
 def host_arch() -> str | None:

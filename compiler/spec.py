@@ -12,7 +12,7 @@ the digest is stable and the JSON can be stored without leaking secrets.
 
 from __future__ import annotations
 
-import hashlib
+from rfcore.hashing import sha256
 import json
 from rfcore.records import record
 
@@ -145,7 +145,7 @@ class SandboxSpec:
 
     def digest(self) -> str:
         canonical = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return sha256(canonical.encode()).hexdigest()
 
 
 def _op_json(op) -> dict:

@@ -14,7 +14,7 @@ Regenerate after editing a built-in:  .venv/bin/python -m profiles._toml_cache
 
 from __future__ import annotations
 
-import hashlib
+from rfcore.hashing import sha256
 import json
 from pathlib import Path
 
@@ -24,7 +24,7 @@ _raw: bytes | None = None
 
 
 def text_digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256(text.encode("utf-8")).hexdigest()
 
 
 def cached(name: str, text: str) -> dict | None:

@@ -12,7 +12,7 @@ scalars override. ``name`` and ``description`` are never inherited.
 
 from __future__ import annotations
 
-import hashlib
+from rfcore.hashing import sha256
 import os
 import re
 from rfcore.records import field, record
@@ -231,7 +231,7 @@ def _merge(layers: list[Layer]) -> tuple[dict, dict]:
 
 
 def _digest(layers: list[Layer]) -> str:
-    h = hashlib.sha256()
+    h = sha256()
     for layer in layers:
         h.update(layer.display.encode() + b"\0" + layer.text.encode() + b"\0")
     return h.hexdigest()

@@ -19,7 +19,7 @@ written by another grammar version is ignored and rebuilt.
 
 from __future__ import annotations
 
-import hashlib
+from rfcore.hashing import sha256
 import json
 import os
 import posixpath
@@ -60,7 +60,7 @@ def grammar_version() -> str:
     """Identifies grammar + compiled format; stale caches are ignored."""
     global _VERSION
     if _VERSION is None:
-        digest = hashlib.sha256(GRAMMAR_PATH.read_bytes()).hexdigest()[:16]
+        digest = sha256(GRAMMAR_PATH.read_bytes()).hexdigest()[:16]
         _VERSION = f"{FORMAT_VERSION}:{digest}"
     return _VERSION
 

@@ -15,7 +15,6 @@ claim, so a crash cannot leave a grant without its approval or the reverse.
 
 from __future__ import annotations
 
-import getpass
 import json
 import time
 from rfcore.records import record
@@ -164,6 +163,8 @@ def deny(ledger: Ledger, approval_id: str, *, on_deny=None) -> Approval:
 
 
 def _who() -> str:
+    import getpass   # lazily: only approvals need it, not every run
+
     try:
         return getpass.getuser()
     except Exception:  # no passwd entry (containers): still record something

@@ -41,10 +41,13 @@ _ALPHABET = "abcdefghijklmnopqrstuvwxyz234567"   # base32, lower case
 
 
 def new_id(prefix: str) -> str:
-    """A short unguessable id: prefix + 10 base32 chars (50 bits from `secrets`)."""
-    import secrets   # lazily: the hook reads grants and never makes ids
+    """A short unguessable id: prefix + 10 base32 chars (50 bits from the OS CSPRNG).
 
-    return prefix + "".join(secrets.choice(_ALPHABET) for _ in range(10))
+    os.urandom is what ``secrets`` draws from; importing ``secrets`` (hmac,
+    base64, random) cost ~1.5 ms of every run. 32 symbols divide 256, so
+    ``byte % 32`` is uniform: no modulo bias.
+    """
+    return prefix + "".join(_ALPHABET[b % 32] for b in os.urandom(10))
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
