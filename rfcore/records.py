@@ -7,6 +7,8 @@ class costs several ``exec`` calls at import time; across the ~40 records on
 the run path that was a third of its start-up. ``@record`` generates ONE
 ``__init__`` per class (one ``exec``) and shares generic ``__eq__``,
 ``__hash__``, ``__repr__`` and frozen ``__setattr__`` between all records.
+The ``__init__`` is compiled on the first instantiation, so a record a process
+never builds costs no exec at all.
 
 Semantics kept from ``@dataclass(frozen=True)`` (the default here):
 positional/keyword ``__init__`` in annotation order (base-record fields
@@ -125,26 +127,45 @@ def _collect(cls) -> dict[str, Field]:
     return found
 
 
+def _check_order(cls, flds: list[Field]) -> None:
+    seen_default = False
+    for f in flds:
+        if f.has_default:
+            seen_default = True
+        elif seen_default:
+            raise TypeError(f"{cls.__name__}: non-default field {f.name!r} "
+                            "follows a field with a default")
+
+
+def _lazy_init(cls, flds: list[Field], frozen: bool):
+    """An ``__init__`` that compiles the real one on first use and replaces itself.
+
+    Many records are never instantiated in a given process (a hook never builds
+    a SandboxSpec): they never pay for the exec.
+    """
+    def __init__(self, *args, **kwargs):
+        real = _make_init(cls, flds, frozen)
+        cls.__init__ = real
+        real(self, *args, **kwargs)
+
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    return __init__
+
+
 def _make_init(cls, flds: list[Field], frozen: bool):
     env: dict = {"_set": object.__setattr__, "_FACTORY": _FACTORY}
     params, body = [], []
-    seen_default = False
     for f in flds:
         n = f.name
         if f.default_factory is not _MISSING:
             env[f"_f_{n}"] = f.default_factory
             params.append(f"{n}=_FACTORY")
             value = f"_f_{n}() if {n} is _FACTORY else {n}"
-            seen_default = True
         elif f.default is not _MISSING:
             env[f"_d_{n}"] = f.default
             params.append(f"{n}=_d_{n}")
             value = n
-            seen_default = True
         else:
-            if seen_default:
-                raise TypeError(f"{cls.__name__}: non-default field {n!r} "
-                                "follows a field with a default")
             params.append(n)
             value = n
         body.append(f"_set(self, {n!r}, {value})" if frozen else f"self.{n} = {value}")
@@ -174,7 +195,8 @@ def record(cls=None, /, *, frozen: bool = True):
         cls.__record_key__ = staticmethod(_key(tuple(f.name for f in items if f.compare)))
         cls.__record_repr__ = tuple(f.name for f in items if f.repr)
         cls.__match_args__ = tuple(flds)
-        put("__init__", _make_init(cls, items, frozen))
+        _check_order(cls, items)
+        put("__init__", _lazy_init(cls, items, frozen))
         put("__repr__", _repr)
         put("__eq__", _eq)
         explicit_hash = own.get("__hash__", _MISSING) is not None and "__hash__" in own

@@ -148,3 +148,24 @@ def test_hot_path_does_not_import_dataclasses():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_init_is_compiled_on_first_use_and_then_replaced():
+    @record
+    class Lazy:
+        a: int
+        b: int = 2
+
+    stub = Lazy.__init__
+    assert Lazy(1) == Lazy(1, 2)
+    assert Lazy.__init__ is not stub            # the compiled one replaced the stub
+    assert Lazy(a=3).b == 2
+    with pytest.raises(TypeError):
+        Lazy()
+
+    @record
+    class Sub(Lazy):
+        c: int = 3
+
+    assert Sub(1) == Sub(1, 2, 3)
+    assert repr(Sub(1)) == f"{Sub.__qualname__}(a=1, b=2, c=3)"
