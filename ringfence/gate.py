@@ -91,6 +91,20 @@ def _one_time_reasons(verdict: Verdict) -> list[str]:
     return [f"one-time approval required: {f.code} {f.message}" for f in verdict.findings]
 
 
+# Findings whose construct can run a program the classifier cannot name: inline
+# code, programs read from stdin, eval/source, dynamic names, options that run
+# commands, definitions and assignments that change what runs, and any parse it
+# does not trust. Deny and ask rules match capabilities, so they cannot see past
+# these; in the sandbox context such a command is held for approval whenever the
+# profile has deny or ask rules, instead of letting `bash -c "git push"` or
+# `g=git; $g push` walk around `git push **`.
+HIDES_PROGRAMS = frozenset({
+    "RF001", "RF002", "RF003", "RF004", "RF005",
+    "RF107", "RF108", "RF109", "RF110", "RF111", "RF112", "RF113", "RF114", "RF115",
+    "RF116", "RF117", "RF118", "RF119", "RF120", "RF121", "RF122", "RF127", "RF128",
+})
+
+
 def decide(verdict: Verdict, profile: Profile, *, grants: frozenset[str] = frozenset(),
            context: Context = "host") -> Decision:
     """Decide what happens to ``verdict`` under ``profile`` (see module docstring)."""
@@ -113,6 +127,11 @@ def decide(verdict: Verdict, profile: Profile, *, grants: frozenset[str] = froze
         if asks:
             return Decision("ask", tuple(f"`{m.key}` needs approval: {m.describe()}"
                                          for m in asks), tuple(asks))
+        hidden = [f for f in verdict.findings if f.code in HIDES_PROGRAMS]
+        if hidden and any(rule.action in ("deny", "ask") for rule, _ in rules):
+            return Decision("ask", tuple(
+                f"{f.code} {f.message}: what it runs is hidden from the classifier, so "
+                f"the deny/ask rules of '{profile.name}' cannot check it" for f in hidden))
         return Decision("allow", (f"runs inside the '{profile.name}' sandbox",))
 
     # context == "host"

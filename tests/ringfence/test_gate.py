@@ -24,7 +24,12 @@ HELPER = verdict("helper")
 LS = verdict("capability", cap("ls", "-la"))
 TWO = verdict("capability", cap("ls"), cap("longbridge", "news", "AAPL"))
 ONE_TIME = verdict("one_time", cap("python3", "-c", "print(1)"),
-                   findings=(Finding("RF110", "inline code: python3 -c", (0, 18)),))
+                   findings=(Finding("RF108", "inline code: python3 -c", (0, 18)),))
+# A one-time construct that hides no program: a redirection writing a file.
+WRITE = verdict("one_time", cap("echo", "hi"),
+                findings=(Finding("RF105", "a redirection writes a file", (8, 14)),))
+HIDDEN_PUSH = verdict("one_time", cap("bash", "-c", "git push"),
+                      findings=(Finding("RF107", "`bash -c` runs inline code", (0, 7)),))
 PUSH = verdict("capability", cap("git", "push", "origin", "main", key="git push"))
 PUSH_GLOBAL = verdict("capability", cap("git", "-C", "sub", "push", key="git push"))
 PUSH_PATH = verdict("capability", cap("/usr/bin/git", "push", key="/usr/bin/git push"))
@@ -46,7 +51,13 @@ CASES = [
     ("one_time/host", ONE_TIME, (), "host", ("ask", "ask", "deny", "ask", "allow")),
     ("one_time-granted/host", ONE_TIME, ("python3",), "host",
      ("ask", "ask", "deny", "ask", "allow")),               # grants never cover one_time
-    ("one_time/sandbox", ONE_TIME, (), "sandbox", ("allow",) * 5),
+    # inline code could run anything, including what deny/ask rules name: held
+    # for approval wherever the profile has such rules (every built-in but host)
+    ("one_time/sandbox", ONE_TIME, (), "sandbox", ("ask", "ask", "ask", "ask", "allow")),
+    ("hidden-push/sandbox", HIDDEN_PUSH, (), "sandbox", ("ask", "ask", "ask", "ask", "allow")),
+    ("hidden-granted/sandbox", HIDDEN_PUSH, ("bash",), "sandbox",
+     ("ask", "ask", "ask", "ask", "allow")),                # grants never cover one_time
+    ("write/sandbox", WRITE, (), "sandbox", ("allow",) * 5),
     ("irreversible/host", PUSH, (), "host", ("ask", "ask", "deny", "ask", "allow")),
     ("irreversible/sandbox", PUSH, (), "sandbox", ("ask", "ask", "deny", "ask", "allow")),
     ("irreversible-granted/host", PUSH, ("git push",), "host",
@@ -85,7 +96,10 @@ def test_reasons_cite_rule_source_and_codes():
     d = decide(LS, PROFILES["strict"])
     assert d.reasons == ("host requests are denied under strict",)
     d = decide(ONE_TIME, PROFILES["build"])
-    assert d.reasons == ("one-time approval required: RF110 inline code: python3 -c",)
+    assert d.reasons == ("one-time approval required: RF108 inline code: python3 -c",)
+    d = decide(HIDDEN_PUSH, PROFILES["strict"], context="sandbox")
+    assert d.reasons == ("RF107 `bash -c` runs inline code: what it runs is hidden from the "
+                         "classifier, so the deny/ask rules of 'strict' cannot check it",)
     d = decide(TWO, PROFILES["build"], grants=frozenset({"ls"}))
     assert d.reasons == ("`ls` is granted", "needs approval for capability `longbridge`")
     d = decide(LS, PROFILES["host"])
