@@ -121,3 +121,22 @@ def test_a_silent_first_client_does_not_block_the_next_one():
         s.stop()
     os.rmdir(os.path.dirname(s.socket_path))
     assert reply.startswith(b"HTTP/1.1 403")
+
+
+def test_runtime_dir_is_fresh_private_and_under_the_chosen_base(tmp_path, monkeypatch):
+    base = tmp_path / "run"
+    base.mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(base))
+    a, b = make_runtime_dir(), make_runtime_dir()
+    assert a != b and os.path.dirname(a) == os.path.dirname(b) == str(base)
+    for d in (a, b):
+        st = os.stat(d)
+        assert stat.S_IMODE(st.st_mode) == 0o700 and st.st_uid == os.getuid()
+        assert os.path.basename(d).startswith("ringfence-") and len(os.path.basename(d)) == 18
+    # An unusable XDG_RUNTIME_DIR falls back to $TMPDIR (tempfile's first choice).
+    tmpd = tmp_path / "tmpdir"
+    tmpd.mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "missing"))
+    monkeypatch.setenv("TMPDIR", str(tmpd))
+    c = make_runtime_dir()
+    assert os.path.dirname(c) == str(tmpd)
