@@ -98,6 +98,9 @@ def create(ledger: Ledger, *, run_id: str, command: str, keys, verdict_class: st
 
 
 def get(ledger: Ledger, approval_id: str) -> Approval:
+    from .ledger import storable
+
+    approval_id = storable(approval_id)
     row = ledger.conn.execute("SELECT * FROM approvals WHERE id=?", (approval_id,)).fetchone()
     if row is None:
         raise ApprovalError(f"no approval {approval_id!r}",

@@ -94,7 +94,7 @@ def _one_time_reasons(verdict: Verdict) -> list[str]:
 # Findings whose construct can run a program the classifier cannot name: inline
 # code, programs read from stdin, eval/source, dynamic names, options that run
 # commands, definitions and assignments that change what runs, and any parse it
-# does not trust. Deny and ask rules match capabilities, so they cannot see past
+# does not trust (every RF0xx code, matched by prefix in decide()). Deny and ask rules match capabilities, so they cannot see past
 # these; in the sandbox context such a command is held for approval whenever the
 # profile has deny or ask rules, instead of letting `bash -c "git push"` or
 # `g=git; $g push` walk around `git push **`.
@@ -127,7 +127,8 @@ def decide(verdict: Verdict, profile: Profile, *, grants: frozenset[str] = froze
         if asks:
             return Decision("ask", tuple(f"`{m.key}` needs approval: {m.describe()}"
                                          for m in asks), tuple(asks))
-        hidden = [f for f in verdict.findings if f.code in HIDES_PROGRAMS]
+        hidden = [f for f in verdict.findings
+                  if f.code in HIDES_PROGRAMS or f.code.startswith("RF0")]
         if hidden and any(rule.action in ("deny", "ask") for rule, _ in rules):
             return Decision("ask", tuple(
                 f"{f.code} {f.message}: what it runs is hidden from the classifier, so "

@@ -316,8 +316,12 @@ def _sandbox_request(req, verdict, ledger, deps, streams) -> Outcome:
     outcome, result = _sandbox_exec(req, ledger, deps, streams, run_id, verdict.keys)
     if (req.profile.host == "escalate" and outcome.state == "failed"
             and looks_like_boundary(result)):
-        streams.say(f"ringfence: the sandboxed run {run_id} failed at the boundary; "
-                    "escalating to a host request (Host-Assisted)")
+        streams.say(f"ringfence: the sandboxed run {run_id} failed at the boundary "
+                    f"(exit {outcome.exit_code}); escalating to a host request (Host-Assisted)")
+        # Say it before anything runs on the host: the sandboxed attempt already
+        # ran, so a host run repeats every side effect the command had in there.
+        streams.say("ringfence: note: the sandboxed attempt already ran; what it changed "
+                    "in the workspace stays, and a host run repeats the whole command")
         host = Request(profile=req.profile, command=req.command, argv=req.argv,
                        workspace=req.workspace, cwd=req.cwd, host=True, session=req.session)
         child = _host_request(host, verdict, ledger, deps, streams, parent_id=run_id)
@@ -451,7 +455,7 @@ def _exec_and_record(ledger, run_id, streams, *, command, argv, cwd, workspace,
 
 def exec_host(command: str, argv, cwd: str | None, streams: Streams) -> tuple[int, bytes, bytes]:
     """Run on the host with the user's environment; stream output and keep tails."""
-    args = list(argv) if argv is not None else ["bash", "-c", command]
+    args = list(argv) if argv is not None else ["bash", "-c", "--", command]
     try:
         proc = subprocess.Popen(args, cwd=cwd or None, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)
@@ -580,6 +584,23 @@ def parse_run_args(argv: list[str]) -> dict:
     return opts
 
 
+def _check_command(opts: dict) -> None:
+    """Refuse what cannot be run, recorded and approved faithfully (125, nothing ran)."""
+    from rfcore.errors import UsageError
+
+    words = [opts["command"]] if opts["command"] is not None else list(opts["argv"] or ())
+    if opts["argv"] and not opts["argv"][0]:
+        raise UsageError("the program name is empty; nothing was run",
+                         hint="ringfence run -- PROGRAM [ARGS...]")
+    for w in words:
+        try:
+            w.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError("the command is not valid UTF-8 (RF008): ringfence cannot record "
+                             "or approve it faithfully, so nothing was run",
+                             hint="pass the command as UTF-8 text") from None
+
+
 def main_run(argv_list: list[str], *, deps: Deps | None = None, ledger: Ledger | None = None,
              streams: Streams | None = None, env=None) -> int:
     """The whole `ringfence run` CLI: parse, resolve the profile, govern, exit status."""
@@ -590,6 +611,7 @@ def main_run(argv_list: list[str], *, deps: Deps | None = None, ledger: Ledger |
         streams.out.write(USAGE.encode())
         streams.out.flush()
         return 0
+    _check_command(opts)
     workspace = os.path.abspath(opts["workspace"] or os.getcwd())
     if not os.path.isdir(workspace):
         from rfcore.errors import UsageError

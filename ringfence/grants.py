@@ -122,6 +122,9 @@ def revoke(ledger: Ledger, key: str | None = None, *, all_: bool = False) -> int
     """Delete grants for `key` (every scope and session), or every grant."""
     if not all_ and not key:
         raise UsageError("name a capability key to revoke, or pass --all")
+    from .ledger import storable
+
+    key = storable(key)
     with transaction(ledger.conn) as c:
         if all_:
             return c.execute("DELETE FROM grants").rowcount

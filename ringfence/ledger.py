@@ -285,7 +285,8 @@ class Ledger:
         run_id = new_id("run_")
         with transaction(self.conn) as c:
             c.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", (
-                run_id, time.time(), kind, profile, spec_digest, workspace, cwd, command,
+                run_id, time.time(), kind, profile, spec_digest, storable(workspace),
+                storable(cwd), storable(command),
                 _dump(list(argv) if argv is not None else None), _dump(verdict),
                 _dump(decision), session, parent_id))
             self._append(c, run_id, state, event)
@@ -342,6 +343,7 @@ class Ledger:
     # --- reads ---
 
     def get_run(self, run_id: str) -> RunRecord | None:
+        run_id = storable(run_id)
         row = self.conn.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
         return self._record(row) if row else None
 
@@ -374,6 +376,19 @@ class Ledger:
         rec.children = [r[0] for r in self.conn.execute(
             "SELECT id FROM runs WHERE parent_id=? ORDER BY created_at", (rec.id,))]
         return rec
+
+
+def storable(text: str | None) -> str | None:
+    """Text sqlite can store: undecodable bytes (surrogate escapes, from a non-UTF-8
+    argv) become visible backslash escapes instead of an encoding error. Used for
+    everything a user or a command can put into the ledger, and for lookups."""
+    if text is None:
+        return None
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _dump(value: Any) -> str | None:

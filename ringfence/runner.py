@@ -110,7 +110,7 @@ def prepare(argv: Sequence[str] | None = None, *, command: str | None = None,
     from ringfence.gate import decide
 
     text = command if command is not None else shlex.join(argv)
-    inner = ("bash", "-c", command) if command is not None else tuple(argv)
+    inner = ("bash", "-c", "--", command) if command is not None else tuple(argv)
     if verdict is None or getattr(verdict, "command", None) != text:
         verdict = classify(text)
     decision = decide(verdict, prof, grants=grants, context="sandbox")

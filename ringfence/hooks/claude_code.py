@@ -56,9 +56,26 @@ def profile_ref(profile) -> str:
     return src.split(":", 1)[1] if src.startswith("builtin:") else (src or profile.name)
 
 
-def wrap_command(command: str, profile, session: str | None) -> str:
+def self_invocation() -> list[str]:
+    """How to run this very ringfence again, independent of the agent's PATH.
+
+    A bare `ringfence` would be looked up on the agent's PATH, where it may be
+    missing (a venv install) or shadowed by something else.
+    """
+    script = sys.argv[0] if sys.argv else ""
+    if os.path.basename(script) == "ringfence":
+        import shutil
+
+        found = script if os.sep in script else shutil.which(script)
+        if found:
+            return [os.path.abspath(found)]
+    return [sys.executable, "-m", "ringfence"]
+
+
+def wrap_command(command: str, profile, session: str | None,
+                 prog: list[str] | None = None) -> str:
     """The same command run under `ringfence run`; bash reads it back exactly."""
-    parts = ["ringfence", "run", "--profile", profile_ref(profile)]
+    parts = [*(prog or ["ringfence"]), "run", "--profile", profile_ref(profile)]
     if session:
         parts += ["--session", session]
     return shlex.join(parts + ["-c", command])
@@ -124,7 +141,8 @@ def respond(payload: Any, *, profile: str | None = None, wrap: bool = False,
     reason = _reason(verdict, decision, prof.name, note)
     if decision.decision == "deny" or not wrap:
         return output(decision.decision, reason)
-    updated = dict(tool_input, command=wrap_command(command, prof, session))
+    updated = dict(tool_input, command=wrap_command(command, prof, session,
+                                                    prog=self_invocation()))
     return output(decision.decision, reason + " [runs under 'ringfence run']", updated)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -222,8 +223,11 @@ def test_wrap_sets_updated_input_keeping_other_fields(home):
     out = answer(hook(json.dumps(payload(cmd)), "--profile", "build", "--wrap"))
     upd = out["updatedInput"]
     assert upd["description"] == "d" and upd["timeout"] == 120000
+    # the wrapped command names this very ringfence, never a bare `ringfence`
+    # looked up on the agent's PATH
     assert upd["command"] == cc.wrap_command(cmd, Profile(name="build", source="builtin:build"),
-                                             "claude-abc123")
+                                             "claude-abc123",
+                                             prog=[sys.executable, "-m", "ringfence"])
 
 
 @needs_classifier
@@ -237,7 +241,8 @@ def test_wrap_judges_in_the_sandbox_context(home):
     for prof in ("build", "strict"):
         out = answer(hook(json.dumps(payload(cmd)), "--profile", prof, "--wrap"))
         assert out["permissionDecision"] == "allow", (prof, out)
-        assert out["updatedInput"]["command"].startswith("ringfence run --profile ")
+        assert out["updatedInput"]["command"].startswith(
+            shlex.join([sys.executable, "-m", "ringfence", "run", "--profile"]))
     push = answer(hook(json.dumps(payload("git push origin main")), "--profile", "build", "--wrap"))
     assert push["permissionDecision"] == "ask"
     denied = answer(hook(json.dumps(payload("git push origin main")), "--profile", "strict", "--wrap"))
