@@ -56,9 +56,11 @@ def _from_problems(problems) -> list[Diagnostic]:
 def lint(path_or_name: str, *, workspace: str | None = None) -> list[Diagnostic]:
     """Lint a built-in name or a profile file (and everything it extends).
 
-    ``workspace``: also report settings a profile file inside it may not make
-    (RF513). A file named ``.ringfence.toml`` is a project file: its directory
-    is taken as the workspace when none is given.
+    ``workspace``: also report every way a profile file inside it loosens its
+    base (RF513: the same overlay rule the loader enforces, with the user config
+    of this process as the base). A file named ``.ringfence.toml`` is a project
+    file: its directory is taken as the workspace when none is given. The other
+    checks look at the file's own chain, not at the base.
     """
     chain = load.resolve_chain(path_or_name)
     out = _from_problems(chain.problems)

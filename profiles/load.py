@@ -319,77 +319,119 @@ _WS_HINT = ("put it in your user config ($XDG_CONFIG_HOME/ringfence/config.toml)
             "file outside the workspace")
 
 
-def workspace_problems(chain: Chain, workspace: str) -> list[tuple[Problem, Located]]:
-    """Settings a profile file inside the workspace may not make.
+@record(frozen=False)
+class Overlay:
+    """A chain with profile files inside the workspace, applied on top of its base."""
 
-    The agent can edit workspace files (its own Edit tool bypasses any sandbox)
-    and a cloned repository brings its own; such a file must not be able to
-    loosen the boundary for the next command: no sandbox off, no allow rules
-    (they skip approval of host requests), no writable roots outside the
-    workspace/tooling dir//tmp, no credential opt-ins. Tightening is fine.
-    """
-    out: list[tuple[Problem, Located]] = []
+    base_why: str                # "user config PATH" or "built-in build (no user config)"
+    chain: Chain                 # base layers first, then the requested chain's own layers
+    local: list[Layer]           # the layers inside the workspace (agent-editable)
+    problems: list[tuple[Problem, Located]] = field(default_factory=list)
+
+
+def _local_layers(chain: Chain, workspace: str, env: Mapping[str, str]) -> list[Layer]:
     # The user config dir is read-denied inside every sandbox, so it stays the
     # user's even when the workspace is (an ancestor of) the home directory.
-    user_dir = str(_config_home(os.environ))
-    for layer in chain.layers:
-        if (layer.builtin or not _inside(layer.path, workspace)
-                or _inside(layer.path, user_dir)):
-            continue
-        d = layer.data
+    user_dir = str(_config_home(env))
+    return [lyr for lyr in chain.layers if not lyr.builtin and _inside(lyr.path, workspace)
+            and not _inside(lyr.path, user_dir)]
 
-        def bad(key: str, what: str) -> None:
-            out.append((Problem(CODE_WORKSPACE, f"a profile file inside the workspace cannot "
-                                f"{what} (the agent can edit it)", key, hint=_WS_HINT),
-                        layer.where(key)))
 
-        if d.get("sandbox") is False:
-            bad("sandbox", "turn the sandbox off; use --profile host / --sandbox off explicitly")
-        parents = d.get("extends", [])
-        for i, ref in enumerate([parents] if isinstance(parents, str) else parents):
-            if ref == "host":
-                bad("extends" if isinstance(parents, str) else f"extends[{i}]",
-                    "extend the host profile (no sandbox)")
-        cmds, fs, env = (d.get(k, {}) if isinstance(d.get(k), dict) else {}
-                         for k in ("commands", "filesystem", "env"))
-        for i, _pat in enumerate(cmds.get("allow", []) or []):
-            bad(f"commands.allow[{i}]", "add allow rules")
-        for i, w in enumerate(fs.get("writable", []) or []):
-            if not (isinstance(w, str) and (w.startswith(("{workspace}", "{tooling}", "/tmp/"))
-                                            or w == "/tmp") and "/../" not in w + "/"):
-                bad(f"filesystem.writable[{i}]", f"make {w!r} writable (outside the workspace)")
-        for i, _name in enumerate(env.get("allow_credentials", []) or []):
-            bad(f"env.allow_credentials[{i}]", "opt credentials into the sandbox")
+def _base_of(workspace: str, env: Mapping[str, str]) -> tuple[str, Chain]:
+    """Why, and the chain of the profile that would be active without any workspace
+    file (SPEC §3 levels 3-4)."""
+    user = _config_home(env) / "config.toml"
+    if user.is_file():
+        chain = resolve_chain(str(user))
+        # A user config that itself extends a workspace file is no trusted base.
+        if not _local_layers(chain, workspace, env):
+            return f"user config {user}", chain
+    return f"built-in {DEFAULT_PROFILE} (no user config)", resolve_chain(DEFAULT_PROFILE)
+
+
+def overlay(chain: Chain, workspace: str, env: Mapping[str, str] | None = None
+            ) -> Overlay | None:
+    """Apply a chain with workspace files on top of its base; None if it has none.
+
+    The agent can edit workspace files and a cloned repository brings its own,
+    so such a file may only tighten: it is merged over the base with the normal
+    rules (as if it extended the base; its own ``extends`` merges after the
+    base) and the result must be no looser than the base (``overlay.loosenings``).
+    Every loosening is an RF513 problem placed where it was written, or at the
+    ``extends`` that brought it in.
+    """
+    from .overlay import loosenings
+
+    env = os.environ if env is None else env
+    local = _local_layers(chain, workspace, env)
+    if not local:
+        return None
+    base_why, base_chain = _base_of(workspace, env)
+    out = Overlay(base_why, Chain(), local, list(base_chain.problems))
+    if out.problems:
+        return out
+    have = {lyr.path.resolve() for lyr in base_chain.layers}
+    # A layer the base already merged (``extends`` naming the base, or one of its
+    # parents) is not applied again: re-applying it would reset the base's own
+    # overrides.
+    out.chain.layers = base_chain.layers + [lyr for lyr in chain.layers
+                                            if lyr.path.resolve() not in have]
+    base, _ = build(base_chain)
+    result, origins = build(out.chain)
+    local_files = {lyr.display for lyr in local}
+    via = next((lyr for lyr in reversed(local) if "extends" in lyr.data), local[-1])
+    for key, what, item in loosenings(base, result):
+        where = origins.get((key, item) if item is not None else key) or Located()
+        if where.file not in local_files:     # brought in by an extends, or a drop
+            import json   # rare path: keep it off the hot path
+            where = via.where("extends") if "extends" in via.data else via.where(None)
+            what += (f" (through extends = {json.dumps(via.data['extends'])})"
+                     if "extends" in via.data else "")
+        out.problems.append((Problem(
+            CODE_WORKSPACE, f"a profile file inside the workspace may only tighten its base "
+            f"({base_why}); it cannot {what} (the agent can edit it)",
+            where.key or key, hint=_WS_HINT), where))
     return out
 
 
-def load_profile(name_or_path: str, *, workspace: str | None = None) -> Profile:
+def workspace_problems(chain: Chain, workspace: str,
+                       env: Mapping[str, str] | None = None) -> list[tuple[Problem, Located]]:
+    """RF513: every way the workspace files of ``chain`` loosen their base (see overlay)."""
+    ov = overlay(chain, workspace, env)
+    return ov.problems if ov is not None else []
+
+
+def load_profile(name_or_path: str, *, workspace: str | None = None,
+                 env: Mapping[str, str] | None = None) -> Profile:
     """Load a built-in by name or a TOML profile by path; ProfileError on any problem.
 
-    ``workspace``: a profile file inside it is writable by the agent, so it may
-    only tighten the policy (see :func:`workspace_problems`).
+    ``workspace``: a profile file inside it is writable by the agent, so it is
+    an overlay on the base (the user config, else ``build``) that may only
+    tighten it (see :func:`overlay`). ``env`` locates the user config
+    (default: the process environment).
     """
+    return _load(name_or_path, workspace, env)[0]
+
+
+def _load(name_or_path: str, workspace: str | None,
+          env: Mapping[str, str] | None) -> tuple[Profile, Overlay | None]:
     chain = resolve_chain(name_or_path)
     if chain.problems:
         _raise(*chain.problems[0])
+    ov = overlay(chain, workspace, env) if workspace is not None else None
+    if ov is not None:
+        if ov.problems:   # the code up front: `ringfence rule RF513` explains it
+            problem, where = ov.problems[0]
+            _raise(Problem(problem.code, f"{problem.code} {problem.message}", problem.key,
+                           problem.hint), where)
+        chain = ov.chain
     profile, origins = build(chain)
     for problem, where in domain_problems(profile, origins):
         _raise(problem, where)
-    if workspace is not None:
-        for problem, where in workspace_problems(chain, workspace):
-            _raise(problem, where)
-        user_dir = str(_config_home(os.environ))
-        local = [lyr for lyr in chain.layers if not lyr.builtin and _inside(lyr.path, workspace)
-                 and not _inside(lyr.path, user_dir)]
-        if local and not profile.sandbox:   # e.g. extends a sandbox-off file by path
-            _raise(Problem(CODE_WORKSPACE, "a profile file inside the workspace cannot turn the "
-                           "sandbox off (the agent can edit it)", "extends",
-                           hint="use --profile host / --sandbox off explicitly"),
-                   local[-1].where("extends"))
     from .patterns import compiled_rules
 
     compiled_rules(profile)   # pattern syntax errors surface at load time, with file:line
-    return profile
+    return profile, ov
 
 
 def _config_home(env: Mapping[str, str]) -> Path:
@@ -400,18 +442,27 @@ def _config_home(env: Mapping[str, str]) -> Path:
 
 def resolve_active(cli_value: str | None, *, env: Mapping[str, str],
                    workspace: str) -> tuple[Profile, str]:
-    """The active profile and why (SPEC §3 precedence)."""
+    """The active profile and why (SPEC §3 precedence).
+
+    A workspace file (``.ringfence.toml``, or a ``--profile`` path inside the
+    workspace) never replaces the levels below it: it is an overlay on them
+    that may only tighten (:func:`overlay`), and the reason says so.
+    """
     if cli_value:
-        return load_profile(cli_value, workspace=workspace), "--profile"
-    if env.get("RINGFENCE_PROFILE"):
-        return load_profile(env["RINGFENCE_PROFILE"], workspace=workspace), "RINGFENCE_PROFILE"
-    project = Path(workspace) / ".ringfence.toml"
-    if project.is_file():
-        return load_profile(str(project), workspace=workspace), f"project file {project}"
-    user = _config_home(env) / "config.toml"
-    if user.is_file():
-        return load_profile(str(user), workspace=workspace), f"user config {user}"
-    return load_profile(DEFAULT_PROFILE, workspace=workspace), "default"
+        ref, why = cli_value, "--profile"
+    elif env.get("RINGFENCE_PROFILE"):
+        ref, why = env["RINGFENCE_PROFILE"], "RINGFENCE_PROFILE"
+    elif (project := Path(workspace) / ".ringfence.toml").is_file():
+        ref, why = str(project), f"project file {project}"
+    elif (user := _config_home(env) / "config.toml").is_file():
+        ref, why = str(user), f"user config {user}"
+    else:
+        ref, why = DEFAULT_PROFILE, "default"
+    profile, ov = _load(ref, workspace, env)
+    if ov is not None:
+        why += (f", an overlay on {ov.base_why}: a profile file inside the workspace is applied "
+                "on top of the profile that would be active without it and may only tighten it")
+    return profile, why
 
 
 def profile_summary(profile: Profile) -> dict[str, Any]:

@@ -8,8 +8,10 @@ and the good one does not. Keep them self-contained.
 
 from . import Rule
 
-# A profile file the examples write and use: strict, plus one changed line.
-_P = "printf 'extends = \"strict\"\\n{}\\n' > p.toml; "
+# A profile file the examples write and use: strict, plus one changed line. It is
+# written outside the workspace (the examples run in it): a profile file inside
+# the workspace may only tighten its base (RF513).
+_P = "printf 'extends = \"strict\"\\n{}\\n' > ../p.toml; "
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -46,9 +48,9 @@ RULES: tuple[Rule, ...] = (
             "`out -> ~/.config` link. ringfence refuses to compile such a profile "
             "(exit 125) instead of following the link."),
         bad=(_P.format("[filesystem]\\nwritable = [\\\"{workspace}\\\", \\\"{workspace}/out\\\"]")
-             + "ln -s /etc out; ringfence run -p ./p.toml -- true"),
+             + "ln -s /etc out; ringfence run -p ../p.toml -- true"),
         good=(_P.format("[filesystem]\\nwritable = [\\\"{workspace}\\\", \\\"{workspace}/out\\\"]")
-              + "mkdir out; ringfence run -p ./p.toml -- true")),
+              + "mkdir out; ringfence run -p ../p.toml -- true")),
     Rule(
         code="RF604", name="protected-path-created",
         summary="the sandboxed command created an always-protected path",
@@ -125,10 +127,10 @@ RULES: tuple[Rule, ...] = (
             "`env.allow_credentials`, so a broad pattern never carries a secret in "
             "by accident. The variable is reported, never its value."),
         bad=(_P.format("[env]\\npass = [\\\"RF_DEMO_TOKEN\\\"]")
-             + "RF_DEMO_TOKEN=t ringfence run -p ./p.toml -- true"),
+             + "RF_DEMO_TOKEN=t ringfence run -p ../p.toml -- true"),
         good=(_P.format("[env]\\npass = [\\\"RF_DEMO_TOKEN\\\"]\\n"
                         "allow_credentials = [\\\"RF_DEMO_TOKEN\\\"]")
-              + "RF_DEMO_TOKEN=t ringfence run -p ./p.toml -- true")),
+              + "RF_DEMO_TOKEN=t ringfence run -p ../p.toml -- true")),
     Rule(
         code="RF611", name="writable-root-missing",
         summary="a writable path of the profile does not exist and was skipped",
@@ -138,9 +140,9 @@ RULES: tuple[Rule, ...] = (
             "cache dir). A writable entry that does not exist is skipped and "
             "reported, so a typo in a profile does not go unnoticed."),
         bad=(_P.format("[filesystem]\\nwritable = [\\\"{workspace}\\\", \\\"{workspace}/out\\\"]")
-             + "ringfence run -p ./p.toml -- true"),
+             + "ringfence run -p ../p.toml -- true"),
         good=(_P.format("[filesystem]\\nwritable = [\\\"{workspace}\\\", \\\"{workspace}/out\\\"]")
-              + "mkdir out; ringfence run -p ./p.toml -- true")),
+              + "mkdir out; ringfence run -p ../p.toml -- true")),
     Rule(
         code="RF612", name="sandbox-off",
         summary="the command ran directly on the host (--sandbox off); recorded",
@@ -158,9 +160,9 @@ RULES: tuple[Rule, ...] = (
             "started and the sandbox has no network, as with mode 'none'. The note "
             "points out the probably unintended profile."),
         bad=(_P.format("[network]\\nmode = \\\"proxy\\\"\\nallow = []")
-             + "ringfence run -p ./p.toml -- true"),
+             + "ringfence run -p ../p.toml -- true"),
         good=(_P.format("[network]\\nmode = \\\"none\\\"")
-              + "ringfence run -p ./p.toml -- true")),
+              + "ringfence run -p ../p.toml -- true")),
     Rule(
         code="RF614", name="protected-path-symlink",
         summary="a protected path is a symbolic link; its target is protected",

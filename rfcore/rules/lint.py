@@ -147,17 +147,24 @@ RULES: tuple[Rule, ...] = (
         explanation=(
             "Files in the workspace can be edited by the agent (its own edit tool never "
             "passes through the sandbox) and arrive with every cloned repository, so a "
-            "profile file there (`.ringfence.toml`, or one passed with --profile) may only "
-            "tighten the policy. It may not turn the sandbox off or extend `host`, add "
-            "`commands.allow` rules (they skip approval of host requests), make paths "
-            "outside the workspace, the tooling dir or /tmp writable, or opt credentials "
-            "in. ringfence refuses to load it (exit 125). Put such settings in your user "
-            "config. Lint checks this for files named `.ringfence.toml`."),
+            "profile file there (`.ringfence.toml`, or one passed with --profile) is never a "
+            "profile of its own: it is an overlay on the base, the profile that would be "
+            "active without it (the user config, else `build`), merged with the normal rules "
+            "as if it extended the base, and the result must be no looser than the base. It "
+            "may not turn the sandbox off, loosen `host` (deny < ask < escalate), open the "
+            "network or add `network.allow` domains, allow AF_UNIX sockets, add writable "
+            "paths, turn the private /tmp off, enable or move the tooling dir, pass more "
+            "environment variables or opt credentials in, raise or remove a limit, or add "
+            "`commands.allow` rules; an `extends` that brings any of these in is refused "
+            "the same way. It may add read_deny, write_protect, network.deny and deny/ask "
+            "rules, lower limits and set env values. ringfence refuses to load a loosening "
+            "overlay (exit 125); put such settings in your user config."),
         bad='extends = "build"\n[commands]\nallow = ["npm run {test,build}"]\n',
         good='extends = "build"\n[commands]\ndeny = ["npm run deploy **"]\n',
         known_problems=(
             "Lint applies it only to files named `.ringfence.toml` (or with an explicit "
-            "workspace); loading applies it to every profile file inside the workspace."),
+            "workspace), with this process's user config as the base; loading applies it to "
+            "every profile file inside the workspace."),
     ),
     Rule(
         code="RF514", name="ineffective-network",
