@@ -327,6 +327,7 @@ class Overlay:
     chain: Chain                 # base layers first, then the requested chain's own layers
     local: list[Layer]           # the layers inside the workspace (agent-editable)
     problems: list[tuple[Problem, Located]] = field(default_factory=list)
+    built: tuple | None = None   # build(chain), kept so the loader does not merge twice
 
 
 def _local_layers(chain: Chain, workspace: str, env: Mapping[str, str]) -> list[Layer]:
@@ -377,7 +378,7 @@ def overlay(chain: Chain, workspace: str, env: Mapping[str, str] | None = None
     out.chain.layers = base_chain.layers + [lyr for lyr in chain.layers
                                             if lyr.path.resolve() not in have]
     base, _ = build(base_chain)
-    result, origins = build(out.chain)
+    result, origins = out.built = build(out.chain)
     local_files = {lyr.display for lyr in local}
     via = next((lyr for lyr in reversed(local) if "extends" in lyr.data), local[-1])
     for key, what, item in loosenings(base, result):
@@ -425,7 +426,7 @@ def _load(name_or_path: str, workspace: str | None,
             _raise(Problem(problem.code, f"{problem.code} {problem.message}", problem.key,
                            problem.hint), where)
         chain = ov.chain
-    profile, origins = build(chain)
+    profile, origins = ov.built if ov is not None else build(chain)
     for problem, where in domain_problems(profile, origins):
         _raise(problem, where)
     from .patterns import compiled_rules
