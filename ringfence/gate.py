@@ -91,22 +91,88 @@ def _one_time_reasons(verdict: Verdict) -> list[str]:
     return [f"one-time approval required: {f.code} {f.message}" for f in verdict.findings]
 
 
-# Findings whose construct can run a program the classifier cannot name: inline
-# code, programs read from stdin, eval/source, dynamic names, options that run
-# commands, definitions and assignments that change what runs, and any parse it
-# does not trust (every RF0xx code, matched by prefix in decide()). Deny and ask rules match capabilities, so they cannot see past
-# these; in the sandbox context such a command is held for approval whenever the
-# profile has deny or ask rules, instead of letting `bash -c "git push"` or
-# `g=git; $g push` walk around `git push **`.
+# In the sandbox the sandbox is the boundary, and deny/ask rules add policy on top
+# for what the classifier can see. Some constructs hide *shell code* or the
+# program name itself, so `bash -c "git push"`, `eval "git push"` or
+# `g=git; $g push` could walk around `git push **`. Those are held for approval
+# whenever the profile has deny or ask rules, unless the hidden code is a literal
+# string we can classify ourselves (`bash -c '...'`, `eval '...'`): then the rules
+# judge what is inside. Interpreter inline code (`python -c`, `node -e`, RF108)
+# is not held: the sandbox contains it, and the docs say rules cannot see into it.
 HIDES_PROGRAMS = frozenset({
-    "RF001", "RF002", "RF003", "RF004", "RF005",
-    "RF107", "RF108", "RF109", "RF110", "RF111", "RF112", "RF113", "RF114", "RF115",
-    "RF116", "RF117", "RF118", "RF119", "RF120", "RF121", "RF122", "RF127", "RF128",
+    "RF003",            # dynamic command name
+    "RF004",            # substitution in an unquoted heredoc body
+    "RF109", "RF110", "RF111", "RF112", "RF113",   # options that run commands
+    "RF114", "RF115",   # launchers that hand over to a shell
+    "RF118", "RF119", "RF121", "RF127",            # source, alias, trap, dynamic subcommand
 })
+INLINE_SHELL = frozenset({"RF107", "RF117"})       # classified recursively when literal
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish"})
+_MAX_DEPTH = 4
+
+
+def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def _inline_code(finding, verdict: Verdict) -> str | None:
+    """The literal code a `bash -c` / `eval` finding runs, if its argv holds it."""
+    for cap in verdict.capabilities:
+        if not _overlaps(tuple(cap.span), tuple(finding.span)):
+            continue
+        argv = list(cap.argv)
+        name = argv[0].rsplit("/", 1)[-1] if argv else ""
+        if name == "eval":
+            return " ".join(argv[1:])
+        if name in SHELLS:
+            i = 1
+            while i < len(argv):
+                a = argv[i]
+                if a in ("-o", "+o"):
+                    i += 2
+                    continue
+                if a.startswith("-") and not a.startswith("--") and "c" in a[1:]:
+                    return argv[i + 1] if i + 1 < len(argv) else None
+                if not a.startswith(("-", "+")):
+                    break
+                i += 1
+    return None
+
+
+def _hidden_code(verdict: Verdict, profile: Profile, grants: frozenset[str],
+                 depth: int) -> "Decision | None":
+    """A hold (or the inner decision) for code the rules cannot otherwise see."""
+    held = []
+    for f in verdict.findings:
+        if f.code.startswith("RF0") or f.code in HIDES_PROGRAMS:
+            held.append(f)
+        elif f.code == "RF116" and any(
+                c.program.rsplit("/", 1)[-1] in SHELLS for c in verdict.capabilities
+                if _overlaps(tuple(c.span), tuple(f.span))):
+            held.append(f)                       # a shell reading its program from stdin
+        elif f.code in INLINE_SHELL:
+            code = _inline_code(f, verdict)
+            if code is None or depth >= _MAX_DEPTH:
+                held.append(f)
+                continue
+            from classifier import classify
+
+            inner = decide(classify(code), profile, grants=grants, context="sandbox",
+                           _depth=depth + 1)
+            if inner.decision != "allow":
+                where = f"inside {f.code} ({code!r})"
+                return Decision(inner.decision, tuple(f"{where}: {r}" for r in inner.reasons),
+                                inner.matched)
+    if not held:
+        return None
+    return Decision("ask", tuple(
+        f"{f.code} {f.message}: what it runs is hidden from the classifier, so the "
+        f"deny/ask rules of '{profile.name}' cannot check it" for f in held))
+
 
 
 def decide(verdict: Verdict, profile: Profile, *, grants: frozenset[str] = frozenset(),
-           context: Context = "host") -> Decision:
+           context: Context = "host", _depth: int = 0) -> Decision:
     """Decide what happens to ``verdict`` under ``profile`` (see module docstring)."""
     if context not in ("host", "sandbox"):
         raise ValueError(f"unknown gate context {context!r}")
@@ -127,12 +193,10 @@ def decide(verdict: Verdict, profile: Profile, *, grants: frozenset[str] = froze
         if asks:
             return Decision("ask", tuple(f"`{m.key}` needs approval: {m.describe()}"
                                          for m in asks), tuple(asks))
-        hidden = [f for f in verdict.findings
-                  if f.code in HIDES_PROGRAMS or f.code.startswith("RF0")]
-        if hidden and any(rule.action in ("deny", "ask") for rule, _ in rules):
-            return Decision("ask", tuple(
-                f"{f.code} {f.message}: what it runs is hidden from the classifier, so "
-                f"the deny/ask rules of '{profile.name}' cannot check it" for f in hidden))
+        if any(rule.action in ("deny", "ask") for rule, _ in rules):
+            held = _hidden_code(verdict, profile, grants, _depth)
+            if held is not None:
+                return held
         return Decision("allow", (f"runs inside the '{profile.name}' sandbox",))
 
     # context == "host"

@@ -66,8 +66,11 @@ def visible(text: str, *, keep_newlines: bool = False) -> str:
 
 def _spans(verdict: Verdict) -> list[tuple[str, tuple[int, int], object]]:
     out: list[tuple[str, tuple[int, int], object]] = []
-    for kind, items in zip(KINDS, (verdict.capabilities, verdict.decorations,
-                                   verdict.findings)):
+    # RF2xx findings only explain how a capability got its key (`git push`
+    # includes its subcommand); drawn as findings they would look like problems.
+    # They stay in the findings table and the code explanations.
+    findings = [f for f in verdict.findings if not f.code.startswith("RF2")]
+    for kind, items in zip(KINDS, (verdict.capabilities, verdict.decorations, findings)):
         out.extend((kind, tuple(item.span), item) for item in items)
     return out
 

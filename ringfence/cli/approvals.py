@@ -61,24 +61,34 @@ def _approvals_list(as_json: bool) -> None:
     if not items:
         console.print("no pending approvals")
         return
-    table = Table(title="pending approvals (state: waiting_for_approval)", title_justify="left")
-    for col in ("id", "command", "capabilities", "reasons", "where", "age"):
-        table.add_column(col, overflow="fold", no_wrap=col in ("id", "age"))
+    from rich.text import Text
+
+    from ringfence.render import visible
+
+    # One block per request: long reasons stay readable at any terminal width.
+    console.print(f"pending approvals: {len(items)} (state: waiting_for_approval)",
+                  style="bold", highlight=False)
     now = time.time()
     for a in items:
-        where = "host" if a.where == "host" else f"sandbox ({a.profile})"
-        caps = ", ".join(a.keys) + ("" if a.grantable else " [one-time]")
-        from rich.text import Text
-
-        from ringfence.render import visible
-
-        # Escaped one by one, then joined: the separators are ours, not the command's.
-        reasons = Text("\n".join(visible(r) for r in a.reasons))
-        table.add_row(a.id, _text(a.command), _text(caps), reasons,
-                      where, age(a.age(now)))
-    console.print(table)
-    console.print("approve: ringfence approve ID [--scope once|session|always]   "
-                  "deny: ringfence deny ID", highlight=False)
+        where = "on the host" if a.where == "host" else f"in the {a.profile} sandbox"
+        caps = ", ".join(a.keys) or "-"
+        if not a.grantable:
+            caps += "  (one-time: no standing grant can cover it)"
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column(overflow="fold")
+        grid.add_row("command", _text(a.command))
+        grid.add_row("needs", _text(caps))
+        for n, r in enumerate(a.reasons):
+            # Escaped one by one: the layout is ours, not the command's.
+            grid.add_row("why" if n == 0 else "", Text(visible(r)))
+        head = Text.assemble((a.id, "bold cyan"), f"  runs {where}, waiting {age(a.age(now))}")
+        console.print()
+        console.print(head)
+        console.print(grid)
+    console.print()
+    console.print("approve: ringfence approve ID [--scope once|session|always]\n"
+                  "deny:    ringfence deny ID", highlight=False)
 
 
 def _grants_list(as_json: bool) -> None:

@@ -42,6 +42,10 @@ def _when(ts: float | None) -> str:
     return "-" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
 
 
+def _short_when(ts: float | None) -> str:
+    return "-" if ts is None else time.strftime("%m-%d %H:%M", time.localtime(ts))
+
+
 def _secs(value) -> str | None:
     return None if value is None else f"{value:.2f}s"
 
@@ -59,16 +63,26 @@ def _list(limit: int, as_json: bool) -> None:
     if not runs:
         console.print("no runs recorded yet")
         return
-    table = Table(title=f"ringfence ledger (latest {limit})", title_justify="left")
-    for col in ("id", "started", "kind", "profile", "state", "exit", "duration", "command"):
-        table.add_column(col, overflow="fold",
-                         no_wrap=col in ("id", "started", "state", "exit", "duration"))
+    from rich import box
+
+    table = Table(title=f"ringfence ledger (latest {limit})", title_justify="left",
+                  box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True)
+    # One line per run: every column but the command keeps its width; the command
+    # takes what is left and ends in "…" (`ledger show ID` has it in full).
+    rows = []
     for r in runs:
         dur = r.result("duration")
         code = r.result("exit_code")
-        table.add_row(r.id, _when(r.created_at), r.kind, r.profile or "-", _state(r.state),
-                      "-" if code is None else str(code),
-                      "-" if dur is None else f"{dur:.2f}s", _t(r.command))
+        rows.append((r.id, _short_when(r.created_at),
+                     "host" if r.kind == "host" else (r.profile or "sandbox"), r.state,
+                     "-" if code is None else str(code),
+                     "-" if dur is None else f"{dur:.1f}s", r.command))
+    for n, col in enumerate(("id", "started", "where", "state", "exit", "time")):
+        width = max(len(col), *(len(row[n]) for row in rows))
+        table.add_column(col, no_wrap=True, min_width=width)
+    table.add_column("command", no_wrap=True, overflow="ellipsis", min_width=10)
+    for *cells, state, code, dur, command in ((*row[:3], *row[3:]) for row in rows):
+        table.add_row(*cells, _state(state), code, dur, _t(command))
     console.print(table)
 
 

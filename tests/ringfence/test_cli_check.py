@@ -377,10 +377,13 @@ def test_explain_shows_highlighted_command_tree_and_every_code_explained():
     lines = out.splitlines()
     assert lines[0] == "command" and lines[1] == cmd
     # the marker line: one mark per character of each span; findings are drawn
-    # over decorations, which are drawn over capabilities
+    # over decorations, which are drawn over capabilities. RF2xx findings only
+    # explain a key (`git push`), so they are not drawn as problems.
     expected = [" "] * len(cmd)
+    problems = [f for f in verdict.findings if not f.code.startswith("RF2")]
+    assert len(problems) < len(verdict.findings)      # the command has an RF2xx
     for mark, items in (("-", verdict.capabilities), ("~", verdict.decorations),
-                        ("^", verdict.findings)):
+                        ("^", problems)):
         for item in items:
             expected[item.span[0]:item.span[1]] = mark * (item.span[1] - item.span[0])
     assert lines[2] == "".join(expected).rstrip()

@@ -30,6 +30,10 @@ WRITE = verdict("one_time", cap("echo", "hi"),
                 findings=(Finding("RF105", "a redirection writes a file", (8, 14)),))
 HIDDEN_PUSH = verdict("one_time", cap("bash", "-c", "git push"),
                       findings=(Finding("RF107", "`bash -c` runs inline code", (0, 7)),))
+HIDDEN_MAKE = verdict("one_time", cap("bash", "-lc", "make test 2>&1 | tail -3"),
+                      findings=(Finding("RF107", "`bash -c` runs inline code", (0, 8)),))
+DYNAMIC = verdict("one_time", findings=(Finding("RF003", "the program name `$g` is decided "
+                                                "at run time", (6, 8)),))
 PUSH = verdict("capability", cap("git", "push", "origin", "main", key="git push"))
 PUSH_GLOBAL = verdict("capability", cap("git", "-C", "sub", "push", key="git push"))
 PUSH_PATH = verdict("capability", cap("/usr/bin/git", "push", key="/usr/bin/git push"))
@@ -51,12 +55,15 @@ CASES = [
     ("one_time/host", ONE_TIME, (), "host", ("ask", "ask", "deny", "ask", "allow")),
     ("one_time-granted/host", ONE_TIME, ("python3",), "host",
      ("ask", "ask", "deny", "ask", "allow")),               # grants never cover one_time
-    # inline code could run anything, including what deny/ask rules name: held
-    # for approval wherever the profile has such rules (every built-in but host)
-    ("one_time/sandbox", ONE_TIME, (), "sandbox", ("ask", "ask", "ask", "ask", "allow")),
-    ("hidden-push/sandbox", HIDDEN_PUSH, (), "sandbox", ("ask", "ask", "ask", "ask", "allow")),
+    # interpreter inline code: the sandbox contains it (rules cannot see into it)
+    ("one_time/sandbox", ONE_TIME, (), "sandbox", ("allow",) * 5),
+    # literal shell code is classified and judged by what it runs
+    ("hidden-push/sandbox", HIDDEN_PUSH, (), "sandbox", ("ask", "ask", "deny", "ask", "allow")),
     ("hidden-granted/sandbox", HIDDEN_PUSH, ("bash",), "sandbox",
-     ("ask", "ask", "ask", "ask", "allow")),                # grants never cover one_time
+     ("ask", "ask", "deny", "ask", "allow")),               # a grant for bash is not git push
+    ("inline-harmless/sandbox", HIDDEN_MAKE, (), "sandbox", ("allow",) * 5),
+    # a program decided at run time could be anything the rules name: held
+    ("dynamic/sandbox", DYNAMIC, (), "sandbox", ("ask", "ask", "ask", "ask", "allow")),
     ("write/sandbox", WRITE, (), "sandbox", ("allow",) * 5),
     ("irreversible/host", PUSH, (), "host", ("ask", "ask", "deny", "ask", "allow")),
     ("irreversible/sandbox", PUSH, (), "sandbox", ("ask", "ask", "deny", "ask", "allow")),
@@ -98,8 +105,13 @@ def test_reasons_cite_rule_source_and_codes():
     d = decide(ONE_TIME, PROFILES["build"])
     assert d.reasons == ("one-time approval required: RF108 inline code: python3 -c",)
     d = decide(HIDDEN_PUSH, PROFILES["strict"], context="sandbox")
-    assert d.reasons == ("RF107 `bash -c` runs inline code: what it runs is hidden from the "
-                         "classifier, so the deny/ask rules of 'strict' cannot check it",)
+    assert d.decision == "deny" and len(d.reasons) == 1
+    assert d.reasons[0].startswith("inside RF107 ('git push'): `git push` is denied by deny "
+                                   "rule 'git push **' at builtin/strict.toml:")
+    d = decide(DYNAMIC, PROFILES["build"], context="sandbox")
+    assert d.reasons == ("RF003 the program name `$g` is decided at run time: what it runs is "
+                         "hidden from the classifier, so the deny/ask rules of 'build' cannot "
+                         "check it",)
     d = decide(TWO, PROFILES["build"], grants=frozenset({"ls"}))
     assert d.reasons == ("`ls` is granted", "needs approval for capability `longbridge`")
     d = decide(LS, PROFILES["host"])

@@ -1,0 +1,61 @@
+"""Deny and ask rules cannot be walked around by hiding the program in shell code.
+
+The review's reproduction: a bare repository inside the workspace, and `git push`
+(denied under strict, held for approval under build) hidden in `bash -c`, `eval`
+or a variable. Real bwrap; the assertion is on the host side: the repository
+received no branch.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = [pytest.mark.sandbox,
+              pytest.mark.skipif(not shutil.which("git"), reason="needs git")]
+
+CLI = [sys.executable, "-m", "ringfence"]
+HIDDEN = ['bash -c "git push ./inrepo.git HEAD:refs/heads/b1"',
+          'eval "git push ./inrepo.git HEAD:refs/heads/b1"',
+          'g=git; $g push ./inrepo.git HEAD:refs/heads/b1',
+          'sh -c "bash -c \\"git push ./inrepo.git HEAD:refs/heads/b1\\""']
+
+
+@pytest.fixture
+def ws(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@x"}
+    for cmd in (["git", "init", "-q", "--bare", "inrepo.git"], ["git", "init", "-q"],
+                ["git", "commit", "-q", "--allow-empty", "-m", "x"]):
+        subprocess.run(cmd, cwd=ws, env=env, check=True)
+    return ws, {**env, "RINGFENCE_HOME": str(tmp_path / "state")}
+
+
+def branches(ws) -> str:
+    return subprocess.run(["git", "-C", str(ws / "inrepo.git"), "branch", "--list"],
+                          capture_output=True, text=True, check=True).stdout
+
+
+@pytest.mark.parametrize("command", HIDDEN)
+@pytest.mark.parametrize("profile,status", [("strict", (75, 77)), ("build", (75,))])
+def test_hidden_push_is_held_or_denied_and_nothing_is_pushed(ws, command, profile, status):
+    path, env = ws
+    r = subprocess.run([*CLI, "run", "-p", profile, "-c", command], cwd=path, env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode in status, r.stderr
+    assert branches(path) == ""              # host side: nothing reached the repository
+
+
+def test_visible_inline_shell_code_still_runs(ws):
+    path, env = ws
+    r = subprocess.run([*CLI, "run", "-p", "strict", "-c", 'bash -c "echo inner > out.txt"'],
+                       cwd=path, env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert (path / "out.txt").read_text() == "inner\n"
