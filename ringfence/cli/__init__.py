@@ -22,8 +22,18 @@ app = typer.Typer(
 )
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        from ringfence import __version__
+
+        typer.echo(f"ringfence {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(version: bool = typer.Option(False, "--version", callback=_show_version,
+                                       is_eager=True, help="Print the version and exit.")
+          ) -> None:
     """Preflight-check agent shell commands, run them in real sandboxes, and govern
     host access.
 
