@@ -15,6 +15,7 @@ from __future__ import annotations
 from rfcore.hashing import sha256
 import os
 import re
+import stat
 from rfcore.records import field, record
 from pathlib import Path
 from typing import Any, Mapping
@@ -27,6 +28,7 @@ from .model import (CommandRule, Env, Filesystem, Limits, Located, Network, Prof
 from .schema import Problem
 
 BUILTIN_DIR = Path(__file__).resolve().parent
+MAX_PROFILE_BYTES = 1 << 20
 PUBLIC_BUILTINS = ("observe", "build", "strict", "host-assisted", "host")
 DEFAULT_PROFILE = "build"
 ACTIONS = ("deny", "ask", "allow")   # precedence order: deny over ask over allow
@@ -102,6 +104,14 @@ def _is_path_ref(ref: str) -> bool:
 def _read(path: Path, display: str, builtin: bool,
           at: Located) -> tuple[Layer | None, Problem | None, Located]:
     try:
+        # Only regular files: a FIFO or a device (/dev/zero) would block or never
+        # end, and a profile is small text.
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            return None, Problem(CODE_TOML, f"profile {display} is not a regular file"), at
+        if st.st_size > MAX_PROFILE_BYTES:
+            return None, Problem(CODE_TOML, f"profile {display} is larger than "
+                                 f"{MAX_PROFILE_BYTES // 1024} KiB"), at
         raw = path.read_bytes()
         text = raw.decode("utf-8")
     except FileNotFoundError:
@@ -171,7 +181,12 @@ def resolve_chain(ref: str, *, base: Path | None = None) -> Chain:
         if path is None:
             chain.problems.append((_unknown_profile(ref), at))
             return
-        real = path.resolve()
+        try:
+            real = path.resolve()
+        except (RuntimeError, OSError):      # a symlink loop
+            chain.problems.append((Problem(CODE_TOML, f"cannot read profile {display}: "
+                                           "symbolic link loop"), at))
+            return
         if real in stack:
             cycle = " -> ".join([p.name for p in stack[stack.index(real):]] + [real.name])
             chain.problems.append((Problem(CODE_EXTENDS_CYCLE, f"extends cycle: {cycle}",
