@@ -43,7 +43,13 @@ def _when(ts: float | None) -> str:
 
 
 def _short_when(ts: float | None) -> str:
-    return "-" if ts is None else time.strftime("%m-%d %H:%M", time.localtime(ts))
+    """HH:MM for today, the date for older runs: narrow enough that every column
+    fits 80 terminal columns (rich drops whole columns that do not fit)."""
+    if ts is None:
+        return "-"
+    local = time.localtime(ts)
+    today = time.localtime()[:3] == local[:3]
+    return time.strftime("%H:%M" if today else "%m-%d", local)
 
 
 def _secs(value) -> str | None:
@@ -77,12 +83,17 @@ def _list(limit: int, as_json: bool) -> None:
                      "host" if r.kind == "host" else (r.profile or "sandbox"), r.state,
                      "-" if code is None else str(code),
                      "-" if dur is None else f"{dur:.1f}s", r.command))
-    for n, col in enumerate(("id", "started", "where", "state", "exit", "time")):
-        width = max(len(col), *(len(row[n]) for row in rows))
-        table.add_column(col, no_wrap=True, min_width=width)
-    table.add_column("command", no_wrap=True, overflow="ellipsis", min_width=10)
+    fixed = ("id", "at", "where", "state", "exit", "time")
+    widths = [max(len(col), *(len(row[n]) for row in rows)) for n, col in enumerate(fixed)]
+    for col, width in zip(fixed, widths):
+        table.add_column(col, no_wrap=True, width=width)
+    # The command gets exactly what is left (two spaces between columns), cut by
+    # us: left to itself, rich would drop whole columns instead.
+    room = max(5, console.width - sum(widths) - 2 * len(fixed) - 3)   # gaps and edges
+    table.add_column("command", no_wrap=True, width=room)
     for *cells, state, code, dur, command in ((*row[:3], *row[3:]) for row in rows):
-        table.add_row(*cells, _state(state), code, dur, _t(command))
+        shown = command if len(command) <= room else command[:room - 1] + "…"
+        table.add_row(*cells, _state(state), code, dur, _t(shown))
     console.print(table)
 
 
