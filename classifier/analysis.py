@@ -98,7 +98,7 @@ def skip_options(words: tuple[Word, ...], i: int, spec: data.Opts,
         if v.startswith("--"):
             name, eq, rest = v.partition("=")
             if longs:
-                name = _canonical(name, longs)
+                name = canonical_long(name, longs)
             seen.append((name, w))
             if eq:
                 if values is not None and name in spec.value:
@@ -140,7 +140,7 @@ def _part(w: Word, text: str) -> Word:
     return Word(text, text, w.span, w.dynamic, w.glob, w.quoted, w.subst)
 
 
-def _canonical(name: str, known: frozenset[str]) -> str:
+def canonical_long(name: str, known: frozenset[str] | set[str]) -> str:
     """GNU getopt accepts unambiguous prefixes of long options (`--expr` = `--expression`)."""
     if name in known:
         return name
@@ -172,7 +172,7 @@ def scan_args(args: tuple[Word, ...], spec: data.Opts, known_long: frozenset[str
         nxt = args[i + 1] if i + 1 < n else None
         if v.startswith("--"):
             name, eq, rest = v.partition("=")
-            name = _canonical(name, longs)
+            name = canonical_long(name, longs)
             if eq:
                 opts.append((name, _part(w, rest)))
                 i += 1

@@ -54,6 +54,29 @@ def _sed_address(s: str, i: int) -> int:
 
 def sed_script(s: str) -> int:
     """Classify a sed script (GNU syntax)."""
+    return _sed_scan(s, None)
+
+
+def sed_writes(s: str) -> list[str]:
+    """The files a sed script writes: the `w FILE`/`W FILE` commands and the
+    `w FILE` flag of `s` (GNU sed reads FILE to the end of the line, `;` and
+    `}` included). A script the scanner cannot follow yields nothing here;
+    the caller reports it as unknown (RF111)."""
+    out: list[str] = []
+    _sed_scan(s, out)
+    return out
+
+
+def _file_name(s: str, i: int, writes: list[str] | None) -> int:
+    """Skip a `w`/`r` file name (to the end of the line); record it for a write."""
+    j = s.find("\n", i)
+    j = len(s) if j < 0 else j
+    if writes is not None:
+        writes.append(s[i:j].lstrip(" \t"))
+    return j
+
+
+def _sed_scan(s: str, writes: list[str] | None) -> int:
     worst = OK
     i, n = 0, len(s)
     while i < n:
@@ -112,8 +135,7 @@ def sed_script(s: str) -> int:
                         return EXEC
                     if f == "w":                 # s///w FILE writes the file
                         worst = max(worst, IMPURE)
-                        j = s.find("\n", i)
-                        i = n if j < 0 else j
+                        i = _file_name(s, i + 1, writes)
                         break
                     if f not in _SED_FLAGS:
                         return UNKNOWN
@@ -122,8 +144,7 @@ def sed_script(s: str) -> int:
             return EXEC
         elif c in "wWrR":
             worst = max(worst, IMPURE)
-            j = s.find("\n", i)
-            i = n if j < 0 else j
+            i = _file_name(s, i, writes if c in "wW" else None)
         else:
             return UNKNOWN
     return worst
@@ -135,9 +156,19 @@ _REGEX_BEFORE = frozenset("(,{};!~&|=:?\n[")
 _REGEX_KEYWORDS = frozenset({"print", "printf", "return", "if", "while", "in", "case"})
 
 
-def _strip_awk(prog: str) -> str | None:
-    """Blank out string and regex literals (their contents cannot run anything)."""
-    prog = _AWK_STRING.sub('""', prog)
+_LITERAL = re.compile(r'"\d+"')       # a string literal, kept aside by _awk_text
+
+
+def _strip_awk(prog: str, literals: list[str]) -> str | None:
+    """Blank out string and regex literals (their contents cannot run anything).
+
+    Each string literal becomes ``"N"``, its text kept as ``literals[N]``, so
+    an output redirection's target can still be read (`print > "/dev/stderr"`)."""
+    def keep(m: re.Match) -> str:
+        literals.append(m.group()[1:-1])
+        return f'"{len(literals) - 1}"'
+
+    prog = _AWK_STRING.sub(keep, prog)
     out: list[str] = []
     i, n = 0, len(prog)
     last = ""          # previous significant character
@@ -169,14 +200,62 @@ def _strip_awk(prog: str) -> str | None:
     return "".join(out)
 
 
+def _awk_text(prog: str) -> tuple[str, list[str]] | None:
+    """(program with literals blanked to ``"N"``, literal texts); None if unreadable."""
+    literals: list[str] = []
+    text = _strip_awk(prog, literals)
+    if text is None or '"' in _LITERAL.sub("", text):
+        return None                       # an unterminated string: we cannot follow it
+    return text, literals
+
+
+def _print_redirect(stmt: str, start: int) -> int:
+    """Index of the output redirection `>` of a print statement, -1 if none.
+    A `>` inside parentheses is a comparison (`print (a > b)`), not a redirection."""
+    depth = 0
+    for k in range(start, len(stmt)):
+        c = stmt[k]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == ">" and depth <= 0:
+            return k
+    return -1
+
+
+def awk_writes(prog: str) -> list[str]:
+    """The files an awk program's `print`/`printf` redirections (`>`, `>>`) write:
+    a string literal's text, else the target expression's text, which is decided
+    at run time (`print > $2 ".txt"`). An unreadable program yields nothing here;
+    the caller reports it as unverifiable (RF110)."""
+    got = _awk_text(prog)
+    if got is None:
+        return []
+    text, literals = got
+    out: list[str] = []
+    for stmt in re.split(r"[;{}\n]", text):
+        m = re.search(r"\bprintf?\b", stmt)
+        k = _print_redirect(stmt, m.end()) if m else -1
+        if k < 0:
+            continue
+        target = stmt[k:].lstrip(">").strip()
+        if _LITERAL.fullmatch(target):
+            out.append(literals[int(target[1:-1])])
+        else:
+            out.append(_LITERAL.sub(lambda x: f'"{literals[int(x.group()[1:-1])]}"', target))
+    return out
+
+
 def awk_program(prog: str, filter_only: bool = False) -> int:
     """Classify an awk program: system(), pipes and |& run commands; > and getline touch files.
 
     ``filter_only``: also call ENVIRON impure (printing the environment is not
     decoration, like `echo $HOME` is not a helper)."""
-    text = _strip_awk(prog)
-    if text is None or '"' in text.replace('""', ""):
+    got = _awk_text(prog)
+    if got is None:
         return UNKNOWN
+    text = _LITERAL.sub('""', got[0])
     words = set(_AWK_WORD.findall(text))
     if "system" in words or "|" in text.replace("||", ""):
         return EXEC

@@ -15,6 +15,7 @@ from .. import data
 from ..analysis import Invocation, scan_args
 from ..embedded import OK, awk_program, sed_script
 from ..ir import Command, Redirect, Word
+from ..writes import file_writes
 from . import Context, Hit, always, constructs, pipelines, redirects
 
 
@@ -166,8 +167,8 @@ def _pure_filter(ctx: Context, index: int, cmd: Command) -> bool:
         if i not in ctx.decorated_redirects:
             return False                      # `| grep x < file` reads a file
     ok, operands, values = _filter_args(spec, inv.argv[1:])
-    if not ok:
-        return False
+    if not ok or file_writes(inv):
+        return False                          # never strip a stage that writes a file (RF130)
     if spec.checker == "tee":
         return all(o in data.TEE_SINKS for o in operands)
     allowed = spec.operands - (1 if values and spec.operand_opts else 0)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Iterable
 
 from .. import data
-from ..analysis import Invocation, scan_args
+from ..analysis import Invocation, canonical_long, scan_args
 from ..embedded import EXEC, NAMES, UNKNOWN, awk_program, sed_script
 from ..interp import interp_mode
+from ..writes import program_words, file_writes, writers
 from ..ir import Word
 from . import (Context, Hit, assignments, constructs, declarations, facts, interpreters,
                names, redirects)
@@ -142,22 +143,11 @@ def git_exec(ctx: Context) -> Iterable[Hit]:
                 yield w.span, f"`git {sub} {w.value.split('=', 1)[0]}` runs a program"
 
 
-def _program_words(inv: Invocation, spec: data.Filter) -> list[Word]:
-    """The program texts of a sed or awk invocation: every -e/--expression
-    (--source) value, else the first operand unless a program file is given."""
-    opts, operands = scan_args(inv.argv[1:], spec.opts, spec.deny | spec.operand_opts)
-    progs = [v for o, v in opts if o in spec.operand_opts and v is not None]
-    from_file = any(o in ("-f", "--file") for o, _ in opts)
-    if not progs and not from_file and operands:
-        progs.append(operands[0])
-    return progs
-
-
 def awk_exec(ctx: Context) -> Iterable[Hit]:
     for inv in ctx.invocations:
         if inv.name not in data.AWKS:
             continue
-        for w in _program_words(inv, data.FILTERS["awk"]):
+        for w in program_words(inv, data.FILTERS["awk"]):
             verdict = awk_program(w.value) if w.static else UNKNOWN
             if verdict in (EXEC, UNKNOWN):
                 what = "runs commands (system(), pipes)" if verdict == EXEC else \
@@ -170,7 +160,7 @@ def sed_exec(ctx: Context) -> Iterable[Hit]:
     for inv in ctx.invocations:
         if inv.name not in data.SEDS:
             continue
-        for w in _program_words(inv, spec):
+        for w in program_words(inv, spec):
             verdict = sed_script(w.value) if w.static else UNKNOWN
             if verdict in (EXEC, UNKNOWN):
                 what = "runs commands (e)" if verdict == EXEC else \
@@ -204,7 +194,7 @@ def option_exec(ctx: Context) -> Iterable[Hit]:
                 continue
             if table is None or not v.startswith("-"):
                 continue
-            opt = v.split("=", 1)[0]
+            opt = _exec_option_name(name, table, v.split("=", 1)[0])
             if opt in table:
                 if opt in data.EXEC_OPTION_VALUES.get(name, ((),))[0]:
                     continue                    # judged by its value below
@@ -214,6 +204,16 @@ def option_exec(ctx: Context) -> Iterable[Hit]:
                     if len(key) == 2 and key[1] in v[1:]:
                         yield w.span, f"`{name} {key}` {why}"
                         break
+
+
+def _exec_option_name(name: str, table: dict[str, str], opt: str) -> str:
+    """A long option as getopt_long reads it: an unambiguous prefix is the option
+    (`sort --compress=sh` runs sh). Ambiguous or unknown: left as written (the
+    tool refuses an ambiguous prefix, so it runs nothing)."""
+    if len(opt) <= 2 or not opt.startswith("--") or opt in table:
+        return opt
+    known = data.EXEC_LONGS.get(name, frozenset()) | {o for o in table if o.startswith("--")}
+    return canonical_long(opt, known)
 
 
 def _option_value_exec(ctx: Context) -> Iterable[Hit]:
@@ -332,6 +332,13 @@ def wrapper_writes(ctx: Context) -> Iterable[Hit]:
     return _facts(ctx, "wrapper-writes", "`{detail}` writes a file")
 
 
+def program_writes(ctx: Context) -> Iterable[Hit]:
+    # `sort -o f`, `tee f`, `uniq in out`, `sed 'w f'`, `awk '{print > "f"}'`,
+    # `split`: a write by the program's own means is as one-time as `> f`.
+    for inv in ctx.invocations:
+        yield from file_writes(inv)
+
+
 def lookup_change(ctx: Context) -> Iterable[Hit]:
     yield from _builtin(ctx, "RF128")
     for inv in ctx.invocations:
@@ -373,4 +380,5 @@ CHECKS = (
     ("RF127", dynamic_subcommand, facts("dynamic-subcommand")),
     ("RF128", lookup_change, names({"enable", "hash"})),
     ("RF129", wrapper_writes, facts("wrapper-writes")),
+    ("RF130", program_writes, names(writers())),
 )

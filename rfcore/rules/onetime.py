@@ -130,4 +130,20 @@ RULES: tuple[Rule, ...] = (
        "program must not cover that write. The bash keyword `time` (first word, `-p` only) "
        "writes no file; /dev/null, /dev/stdout and /dev/stderr are not writes.",
        bad="\\time -o time.log make", good="time -p make"),
+    _r("RF130", "program-writes-file", "A program's own option, operand or script writes a file.",
+       "Tools people approve as read-only filters can write files by their own means: "
+       "`sort -o FILE`/`--output=FILE` (and prefixes such as `--out=FILE`), uniq's second "
+       "operand (`uniq in out`), every operand of `tee`, `base64 -o FILE` (BSD), the `w FILE`/"
+       "`W FILE` commands and the `w FILE` flag of `s` in a sed script, `print`/`printf` "
+       "redirected with `>` or `>>` in an awk program, gawk's `-o`/`-p`/`-d` files, and "
+       "`split`/`csplit`, which always write their pieces into new files. Such a write can "
+       "create or overwrite any file (`.bashrc`, a git hook) exactly as a `>` redirection "
+       "(RF105) can, so a standing grant for the program must not cover it. /dev/null, "
+       "/dev/stdout and /dev/stderr are not writes; a target decided at run time is.",
+       bad="make 2>&1 | tee build.log", good="make 2>&1 | tee /dev/stderr",
+       known_problems="`sed -i` edits its operand files in place and stays a plain "
+                      "capability (the files it edits are the ones it was given to read). "
+                      "A sed or awk program read from a file (`-f`) is not inspected. "
+                      "`base64 -o` is a BSD option; GNU base64 rejects it, so there the "
+                      "finding costs one approval for a command that would fail."),
 )
