@@ -6,7 +6,8 @@ import pytest
 
 from classifier import data
 from classifier.analysis import scan_args, skip_options
-from classifier.embedded import EXEC, IMPURE, OK, UNKNOWN, awk_program, sed_script
+from classifier.embedded import (EXEC, IMPURE, OK, UNKNOWN, awk_program, awk_writes, sed_script,
+                                 sed_writes)
 from classifier.parse import parse
 
 
@@ -68,3 +69,26 @@ def test_scan_args_ambiguous_prefix_is_not_guessed():
     opts, _ = scan_args(words, spec.opts, spec.deny | frozenset({"--compress-program",
                                                                  "--check"}))
     assert opts[0][0] == "--c"
+
+
+@pytest.mark.parametrize("script,want", [
+    ("s/a/b/w out", ["out"]), ("w out", ["out"]), ("W  spaced.txt", ["spaced.txt"]),
+    ("1,5w part", ["part"]), ("p;w x;p", ["x;p"]),          # GNU: the name runs to the newline
+    ("w a\nw b", ["a", "b"]), ("s/x/y/gw log", ["log"]),
+    ("s/a/b/w /dev/stdout", ["/dev/stdout"]),               # the caller decides what is harmless
+    ("r /etc/passwd", []), ("1R f", []), ("s/a/b/g", []), ("/w/d", []), ("y/w/v/", []),
+])
+def test_sed_writes(script, want):
+    assert sed_writes(script) == want
+
+
+@pytest.mark.parametrize("prog,want", [
+    ('{print > "f"}', ["f"]), ('{print >> "f"}', ["f"]), ('{printf "x" > "f"}', ["f"]),
+    ('{printf("%d", a > b) > "o"}', ["o"]), ('{print > "/dev/stderr"}', ["/dev/stderr"]),
+    ('{print $1 > $2 ".txt"}', ['$2 ".txt"']), ('{print > "a" "b"}', ['"a" "b"']),
+    ('{print (a > b)}', []), ('$1 > 2 {print}', []), ('{print "x > y"}', []),
+    ('{if ($1 > 5) print}', []), ('{getline line < "f"}', []),
+    ('{print "unterminated}', []),                          # unreadable: RF110's business
+])
+def test_awk_writes(prog, want):
+    assert awk_writes(prog) == want
