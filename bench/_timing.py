@@ -18,6 +18,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+BASELINE_LABEL = "python -c pass (ringfence's interpreter)"
+
+
+def baseline_python() -> str:
+    """The interpreter ringfence's console script runs on: same binary, same site
+    setup, so a ratio measures ringfence's own cost. Not the pyenv shim (a bash
+    script, ~50 ms more), and not the bare binary, which also processes the base
+    installation's site-packages (.pth hooks) that a venv skips."""
+    return sys.executable
+
+
 def real_python() -> str:
     """The real interpreter binary behind ``python3``.
 

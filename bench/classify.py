@@ -34,6 +34,10 @@ TARGET_HUMAN_COLD = 12.0
 PROBE = "ls | head"
 
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import BASELINE_LABEL, baseline_python, real_python  # noqa: E402
+
+
 def load_corpus(path: Path) -> list[str]:
     """Commands of a corpus file: ``.jsonl`` holds JSON strings, others one per line."""
     text = path.read_text(encoding="utf-8", errors="surrogateescape")
@@ -127,9 +131,6 @@ def throughput_cli(commands: list[str], argv: list[str] | None = None,
     return out
 
 
-def real_python() -> str:
-    """The interpreter binary itself, not a pyenv shim or venv symlink."""
-    return os.path.realpath(sys.executable)
 
 
 def cold_starts(targets: dict[str, list[str]], runs: int) -> dict[str, float]:
@@ -147,7 +148,8 @@ def cold_starts(targets: dict[str, list[str]], runs: int) -> dict[str, float]:
 
 def cold_start_targets() -> dict[str, list[str]]:
     rf = ringfence_argv()
-    targets = {"python -c pass (real binary)": [real_python(), "-c", "pass"]}
+    targets = {BASELINE_LABEL: [baseline_python(), "-c", "pass"],
+               "python -c pass (bare binary, base site-packages)": [real_python(), "-c", "pass"]}
     shim = shutil.which("python3")
     if shim and os.path.realpath(shim) != real_python():
         targets["python3 -c pass (PATH python3)"] = [shim, "-c", "pass"]
@@ -163,7 +165,7 @@ def run(corpus: Path, runs: int = 15) -> dict:
     """All measurements, as one JSON-able dict."""
     from classifier import classify
 
-    report: dict = {"python": real_python(), "ringfence": ringfence_argv(),
+    report: dict = {"python": baseline_python(), "ringfence": ringfence_argv(),
                     "loadavg_start": os.getloadavg(), "cpus": os.cpu_count(), "corpora": {}}
     for name in CORPORA:
         path = corpus / name
@@ -178,7 +180,7 @@ def run(corpus: Path, runs: int = 15) -> dict:
             "cli_jsonl": throughput_cli(commands),
         }
     cold = cold_starts(cold_start_targets(), runs)
-    base = cold["python -c pass (real binary)"]
+    base = cold[BASELINE_LABEL]
     report["cold_start_s"] = cold
     report["cold_start_ratio"] = {name: t / base for name, t in cold.items()}
     report["loadavg_end"] = os.getloadavg()
@@ -203,7 +205,7 @@ def verdicts(report: dict) -> list[tuple[str, bool]]:
 
 
 def format_report(report: dict) -> str:
-    lines = [f"python baseline: {report['python']} (the real binary, not a shim)",
+    lines = [f"python baseline: {report['python']} (ringfence's own interpreter, not a shim)",
              f"cpus: {report['cpus']}  load average at start {report['loadavg_start'][0]:.2f},"
              f" at end {report['loadavg_end'][0]:.2f}", ""]
     for name, r in report["corpora"].items():

@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE.parent))
 import classify as classify_bench  # noqa: E402
 import proxy_latency  # noqa: E402
 import run_overhead  # noqa: E402
-from _timing import ms, real_python, ringfence_bin, table, time_command  # noqa: E402
+from _timing import BASELINE_LABEL, baseline_python, ms, ringfence_bin, table, time_command  # noqa: E402
 
 HOOK_PAYLOAD = {"session_id": "bench", "hook_event_name": "PreToolUse", "tool_name": "Bash",
                 "tool_input": {"command": "git status 2>&1 | head -20"}}
@@ -58,7 +58,7 @@ def hook_cold_start(runs: int) -> tuple[float, float]:
         payload = json.dumps({**HOOK_PAYLOAD, "cwd": tmp}).encode()
         hook = time_command("hook", [ringfence_bin(), "hook", "claude-code", "--profile", "build"],
                             runs=runs, env=env, cwd=tmp, stdin=payload)
-        py = time_command("python", [real_python(), "-c", "pass"], runs=runs)
+        py = time_command("python", [baseline_python(), "-c", "pass"], runs=runs)
     return hook.median, py.median
 
 
@@ -84,7 +84,7 @@ def build_rows(cls: dict, hook: tuple[float, float], run: dict, proxy: dict) -> 
             target = ">= 10,000 cmd/s" if short == "NL2Bash" else ""
             row("classifier", f"{short}: `check --jsonl` ({mode})", f"{res['per_s']:,.0f} cmd/s",
                 target=target, met=(res["per_s"] >= 10_000) if target else None)
-    cold, base = cls["cold_start_s"], cls["cold_start_s"]["python -c pass (real binary)"]
+    cold, base = cls["cold_start_s"], cls["cold_start_s"][BASELINE_LABEL]
     targets = {"check --json": 5, "check '": 12}
     for name, t in cold.items():
         if name.startswith("python"):
@@ -144,8 +144,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.runs} runs per cold-start figure (medians). Every ratio compares figures "
         "taken in this same run. Regenerate with `make bench`.", "",
         table(rows, ["area", "measurement", "value", "baseline", "ratio", "target", "met"]), "",
-        "Baselines: `python -c pass` is the real interpreter binary "
-        f"(`{real_python()}`), not a shim; bare bwrap is `bwrap --ro-bind / / true`; srt runs "
+        "Baselines: `python -c pass` runs the interpreter ringfence itself runs on "
+        f"(`{baseline_python()}`: same binary, same site setup), not a shim; the bare binary, "
+        "which also loads the base installation's site-packages, is listed for reference; "
+        "bare bwrap is `bwrap --ro-bind / / true`; srt runs "
         "with the settings ringfence exports for the same profile "
         "(`ringfence profile compile P --format srt`); codex is `codex sandbox -P :workspace`.",
         ""])

@@ -28,7 +28,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import ROOT, Timing, ms, ratio, real_python, ringfence_bin, table, time_command  # noqa: E402
+from _timing import (ROOT, Timing, baseline_python, ms, ratio, ringfence_bin, table,  # noqa: E402
+                     time_command)
 
 NPM_DIR = ROOT / "bench" / ".cache" / "npm"
 NPM_PACKAGES = ["@anthropic-ai/sandbox-runtime@0.0.83", "@openai/codex@0.171.0"]
@@ -64,7 +65,7 @@ def srt_settings(profile: str, workspace: str) -> str:
 
 def measure(runs: int) -> dict:
     rf = ringfence_bin()
-    py = real_python()
+    py = baseline_python()
     results: dict[str, Timing] = {}
     with tempfile.TemporaryDirectory(prefix="rf-bench-") as tmp:
         ws = os.path.join(tmp, "ws")

@@ -1,4 +1,6 @@
-"""Hot-path CLI: argparse only. Must never import typer, rich, lark or bashlex.
+"""Hot-path CLI: argparse only. `check --json/--jsonl`, `run` and `hook` never
+import typer, rich, lark or bashlex; human `check`/`explain` (routed here to
+`ringfence.humancli`) import rich for rendering but never typer.
 
 tests/ringfence/test_imports.py asserts this by running each fast command in a
 fresh interpreter and inspecting ``sys.modules``.
@@ -15,6 +17,11 @@ from rfcore.errors import RingfenceError
 def main(argv: list[str]) -> int:
     command, rest = argv[0], argv[1:]
     try:
+        if command in ("check", "explain") and not any(
+                a in ("--json", "--jsonl") for a in rest):
+            from ringfence.humancli import main as human
+
+            return human(command, rest)
         if command == "check":
             from .check import main as sub
         elif command == "run":

@@ -71,7 +71,7 @@ def test_help_of_every_command_has_an_example(args):
     (["check", "--json", "--bogus", "ls"], "unrecognized arguments: --bogus"),
     (["rule", "RF999"], "unknown rule code 'RF999'"),
     (["rule", "not-a-rule"], "unknown rule code 'not-a-rule'"),
-    (["explain"], "Missing argument"),
+    (["explain"], "missing the command to explain"),
 ])
 def test_bad_usage_exits_2_with_a_message(args, message):
     assert_clean_failure(rf(*args), 2, message)

@@ -117,3 +117,21 @@ def test_cli_entry_point_is_the_dispatcher():
     # every hot path would pay for typer.
     text = (ROOT / "pyproject.toml").read_text()
     assert 'ringfence = "ringfence.__main__:main"' in text
+
+
+@pytest.mark.parametrize("args", [["check", "ls | head"], ["explain", "ls | head"],
+                                  ["check", "--profile", "strict", "git push"]])
+def test_human_check_and_explain_never_load_typer(args):
+    # They render with rich, but typer (with pydantic) costs several times Python's
+    # start-up: the dispatcher serves them without it.
+    code = ("import sys, ringfence.__main__ as m\n"
+            "try:\n    m.main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "bad = sorted(x for x in sys.modules if x.split('.')[0] in "
+            "('typer', 'click', 'pydantic', 'lark', 'bashlex'))\n"
+            "print('LOADED', bad, file=sys.stderr)")
+    r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "LOADED []" in r.stderr
+    # and it really rendered the view for people
+    assert ("verdict:" in r.stdout) if args[0] == "check" else ("legend:" in r.stdout)
