@@ -85,12 +85,17 @@ def _grants(session: str | None, env: Mapping[str, str]) -> tuple[frozenset[str]
     if not session:
         return frozenset(), None
     try:
-        from ringfence.grants import active_keys
-        from ringfence.ledger import Ledger, default_path
+        from rfcore.paths import state_dir
 
-        if not default_path(env).exists():
-            return frozenset(), None     # no ledger yet: nothing was ever granted
-        with Ledger(default_path(env)) as led:
+        # No ledger yet: nothing was ever granted. Checked before loading the
+        # ledger machinery (sqlite3), which every hook call would otherwise pay.
+        db = os.path.join(state_dir(env), "ledger.db")
+        if not os.path.exists(db):
+            return frozenset(), None
+        from ringfence.grants import active_keys
+        from ringfence.ledger import Ledger
+
+        with Ledger(db, recover=False) as led:   # a read; recovery is run's job
             return active_keys(led, session), None
     except Exception as exc:   # a broken ledger must not turn into an allow
         return frozenset(), f"grants unavailable ({exc}); treating nothing as granted"
