@@ -1,13 +1,7 @@
-"""The real CLI, as a subprocess: check (human, --json, --jsonl), explain, rule, rules.
-
-Tests that need verdicts from the classifier engine skip (with the reason) while
-``classifier/engine.py`` has not landed; everything about usage, bad input, the
-JSONL framing and the rule documentation runs regardless.
-"""
+"""The real CLI, as a subprocess: check (human, --json, --jsonl), explain, rule, rules."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -23,10 +17,9 @@ from rfcore.rules import REGISTRY
 from ringfence import render
 from ringfence.fast import check as fast
 
-HAVE_ENGINE = importlib.util.find_spec("classifier.engine") is not None
-needs_engine = pytest.mark.skipif(not HAVE_ENGINE, reason="classifier/engine.py has not landed")
-HAVE_GATE = all(importlib.util.find_spec(m) is not None
-                for m in ("profiles.load", "ringfence.gate"))
+def needs_engine(test):
+    """Marks tests that use the real classifier (they fail, never skip, without it)."""
+    return test
 MISSION = "longbridge news FIG.US 2>&1 | head -30"
 CONTRACT_KEYS = ["command", "verdict", "capabilities", "decorations", "findings", "parser"]
 
@@ -97,7 +90,6 @@ def test_jsonl_bad_lines_get_error_objects_in_place_and_exit_2():
     ]
 
 
-@pytest.mark.skipif(not HAVE_GATE, reason="profiles.load / ringfence.gate have not landed")
 @pytest.mark.parametrize("args", [["check", "--json"], ["check"]])
 def test_unknown_profile_is_a_usage_error(args):
     assert_clean_failure(rf(*args, "--profile", "no-such-profile", "ls"), 2,
@@ -271,7 +263,6 @@ def test_json_mission_case_is_the_exact_contract():
 
 
 @needs_engine
-@pytest.mark.skipif(not HAVE_GATE, reason="profiles.load / ringfence.gate have not landed")
 @pytest.mark.parametrize("profile,cmd,decision", [
     ("strict", "git push origin main 2>&1 | tail -3", "deny"),
     ("build", "git push origin main", "ask"),
