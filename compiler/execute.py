@@ -185,6 +185,30 @@ def _with(result: ExecResult, **changes) -> ExecResult:
     return replace(result, **changes)
 
 
+def _relay_artifact(source: str) -> str:
+    """The relay's cached bytecode when it is exactly current, else its source.
+
+    The interpreter recognises bytecode by its magic number whatever the file is
+    called, so the staged file keeps its name either way; running bytecode saves
+    compiling the relay inside every networked sandbox. "Exactly current" is the
+    check the import system itself makes: same magic, unhashed, and the source's
+    mtime and size recorded in the header.
+    """
+    from importlib._bootstrap_external import MAGIC_NUMBER, cache_from_source
+
+    try:
+        cached = cache_from_source(source)
+        st = os.stat(source)
+        with open(cached, "rb") as f:
+            head = f.read(16)
+    except (OSError, NotImplementedError, ValueError):
+        return source
+    expect = (MAGIC_NUMBER + (0).to_bytes(4, "little")
+              + (int(st.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
+              + (st.st_size & 0xFFFFFFFF).to_bytes(4, "little"))
+    return cached if head == expect else source
+
+
 def _start_proxy(spec, journal, degradations):
     try:
         from .proxy import ProxyServer, make_runtime_dir
@@ -197,7 +221,7 @@ def _start_proxy(spec, journal, degradations):
     from .backends.bwrap import RELAY
 
     try:
-        shutil.copyfile(RELAY, os.path.join(rdir, "relay.py"))
+        shutil.copyfile(_relay_artifact(RELAY), os.path.join(rdir, "relay.py"))
     except OSError as exc:
         raise SandboxError(f"cannot stage the network relay in {rdir}: {exc.strerror}; "
                            "refusing to run without the network policy the profile "

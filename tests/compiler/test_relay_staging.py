@@ -37,3 +37,23 @@ def test_no_bind_back_when_not_masked_or_no_relay():
     assert RoBind("/usr", "/usr") not in build
     strict = list(_spec("strict", "/tmp/venvs/py311").ops)     # no network, no relay
     assert not any(isinstance(op, RoBind) and op.src == "/tmp/venvs/py311" for op in strict)
+
+
+def test_the_relay_is_staged_as_bytecode_only_when_exactly_current(tmp_path):
+    import os
+    import py_compile
+    import shutil
+    from importlib.util import cache_from_source
+
+    from compiler.backends.bwrap import RELAY
+    from compiler.execute import _relay_artifact
+
+    src = tmp_path / "relay.py"
+    shutil.copyfile(RELAY, src)
+    assert _relay_artifact(str(src)) == str(src)              # no bytecode yet
+    py_compile.compile(str(src), doraise=True)
+    cached = cache_from_source(str(src))
+    assert _relay_artifact(str(src)) == cached                # current: bytecode
+    st = os.stat(src)
+    os.utime(src, (st.st_atime, st.st_mtime + 10))            # the source changed
+    assert _relay_artifact(str(src)) == str(src)              # stale: source
