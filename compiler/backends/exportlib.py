@@ -121,3 +121,21 @@ def common_unsupported(profile: Profile, *, has_env: bool, has_limits: bool,
     if not has_private_tmp and profile.filesystem.private_tmp:
         out.append("private /tmp: the target shares the host's temporary directory")
     return out
+
+
+def policy_gaps(profile: Profile, *, rules: str, syscalls: str, host: str) -> list[str]:
+    """What a target without an environment passlist, limits, a private /tmp, a
+    command policy or approvals cannot express, in the order every such export
+    lists it. ``rules`` is formatted with ``n`` (the number of command rules) and
+    ``host`` with ``host`` (the profile's host policy)."""
+    out: list[str] = []
+    note = private_address_note(profile)
+    if note:
+        out.append(note)
+    out += common_unsupported(profile, has_env=False, has_limits=False, has_private_tmp=False)
+    if profile.rules:
+        out.append(rules.format(n=len(profile.rules)))
+    out.append(syscalls)
+    if profile.host != "deny":
+        out.append(host.format(host=profile.host))
+    return out

@@ -21,7 +21,7 @@ import re
 
 from profiles.model import Profile
 
-from .exportlib import (Export, common_unsupported, private_address_note, protected,
+from .exportlib import (Export, policy_gaps, protected,
                         read_denied, writable_roots)
 
 PROXY_PORT = 3128
@@ -111,18 +111,12 @@ def render(profile: Profile, *, workspace: str) -> Export:
         lines.append(";; network: none")
     if net.allow_unix_sockets:
         lines.append("(allow network-outbound (remote unix-socket))")
-    note = private_address_note(profile)
-    if note:
-        unsupported.append(note)
-    unsupported += common_unsupported(profile, has_env=False, has_limits=False,
-                                      has_private_tmp=False)
-    if profile.rules:
-        unsupported.append(f"{len(profile.rules)} command rule(s) (allow/ask/deny): Seatbelt "
-                           "has no command policy")
-    unsupported.append("syscall filtering (io_uring, ptrace, bpf, keyctl, nested namespaces) "
-                       "is Linux seccomp; Seatbelt has no equivalent list")
-    if profile.host != "deny":
-        unsupported.append(f"host requests ({profile.host}): no approval flow")
+    unsupported += policy_gaps(
+        profile,
+        rules="{n} command rule(s) (allow/ask/deny): Seatbelt has no command policy",
+        syscalls="syscall filtering (io_uring, ptrace, bpf, keyctl, nested namespaces) "
+                 "is Linux seccomp; Seatbelt has no equivalent list",
+        host="host requests ({host}): no approval flow")
     body = "\n".join(lines) + "\n"
     notes = "".join(f";; UNSUPPORTED: {u}\n" for u in unsupported)
     return Export(body + notes, unsupported)

@@ -15,7 +15,7 @@ import json
 
 from profiles.model import Profile
 
-from .exportlib import (Export, common_unsupported, private_address_note, protected,
+from .exportlib import (Export, policy_gaps, protected,
                         read_denied, srt_domains, writable_roots)
 
 
@@ -30,18 +30,13 @@ def render(profile: Profile, *, workspace: str) -> Export:
         denied = srt_domains(net.deny, deny=True, unsupported=unsupported)
     else:
         allowed, denied = [], []
-    note = private_address_note(profile)
-    if note:
-        unsupported.append(note)
-    unsupported += common_unsupported(profile, has_env=False, has_limits=False,
-                                      has_private_tmp=False)
-    if profile.rules:
-        unsupported.append(f"{len(profile.rules)} command rule(s) (allow/ask/deny): srt has no "
-                           "command policy; use the claude-code export for permission rules")
-    unsupported.append("seccomp denials beyond Unix sockets (io_uring, mount, nested user "
-                       "namespaces, ptrace, bpf, keyctl, perf_event_open) are srt's own choice")
-    if profile.host != "deny":
-        unsupported.append(f"host requests ({profile.host}): srt has no approval flow")
+    unsupported += policy_gaps(
+        profile,
+        rules="{n} command rule(s) (allow/ask/deny): srt has no command policy; use the "
+              "claude-code export for permission rules",
+        syscalls="seccomp denials beyond Unix sockets (io_uring, mount, nested user "
+                 "namespaces, ptrace, bpf, keyctl, perf_event_open) are srt's own choice",
+        host="host requests ({host}): srt has no approval flow")
     settings = {
         "network": {
             "allowedDomains": allowed,
