@@ -13,12 +13,14 @@ demo: setup
 	@scripts/demo.sh
 
 test: setup
+	scripts/test-user.sh
 	$(PY) -m pytest
 	scripts/test-unprivileged.sh
 
 # The full comparison against bash. The oracle runs inside ringfence's own Strict
 # sandbox as an unprivileged user: as root, the run is handed to that user.
 differential: setup
+	@scripts/test-user.sh
 	@if [ "$$(id -u)" = 0 ]; then \
 	  RINGFENCE_DIFFERENTIAL=full scripts/test-unprivileged.sh -s tests/differential; \
 	else \

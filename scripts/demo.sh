@@ -5,11 +5,14 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 rf=$PWD/.venv/bin/ringfence
 # Not under /tmp: sandboxes get a private /tmp, so a file there would not show
-# what happens to the host's files.
-mkdir -p "${XDG_CACHE_HOME:-$HOME/.cache}"
-demo=$(mktemp -d "${XDG_CACHE_HOME:-$HOME/.cache}/ringfence-demo.XXXXXX")
+# what happens to the host's files. Everything ringfence writes (ledger, caches,
+# the Build profile's tooling dir) goes under a throw-away HOME inside it, and the
+# whole directory is removed on exit: the demo leaves nothing behind.
+demo=$(mktemp -d "$HOME/.ringfence-demo.XXXXXX")
 trap 'rm -rf "$demo"' EXIT
-export RINGFENCE_HOME=$demo/state
+export HOME=$demo/home
+unset XDG_STATE_HOME XDG_CACHE_HOME XDG_CONFIG_HOME RINGFENCE_HOME RINGFENCE_PROFILE
+mkdir -p "$HOME"
 ws=$demo/workspace
 mkdir -p "$ws" && git -C "$ws" init -q
 outside=$demo/outside.txt

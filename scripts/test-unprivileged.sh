@@ -9,7 +9,7 @@ if [[ $(id -u) != 0 ]]; then
   echo "test-unprivileged: already running as $(id -un); the main run covered it." >&2
   exit 0
 fi
-id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
+scripts/test-user.sh
 home=$(getent passwd "$user" | cut -d: -f6)
 as_user() { su "$user" -s /bin/bash -c "$1"; }
 
