@@ -163,7 +163,7 @@ def cold_start_targets() -> dict[str, list[str]]:
 
 def run(corpus: Path, runs: int = 15) -> dict:
     """All measurements, as one JSON-able dict."""
-    from classifier import classify
+    from ringfence.classifier import classify
 
     report: dict = {"python": baseline_python(), "ringfence": ringfence_argv(),
                     "loadavg_start": os.getloadavg(), "cpus": os.cpu_count(), "corpora": {}}

@@ -1,7 +1,7 @@
 """The domain-filtering proxy's added latency for one allowed request.
 
 A loopback HTTP server answers small GETs. The same request is timed directly
-(TCP to 127.0.0.1) and through ringfence's real ``compiler.proxy.ProxyServer``
+(TCP to 127.0.0.1) and through ringfence's real ``ringfence.compiler.proxy.ProxyServer``
 (absolute-form HTTP over its private Unix socket, as the in-sandbox relay forwards
 it, with ``localhost:PORT`` explicitly allowed), interleaved, in one run. Each
 request opens a new connection, as a package manager's first request would.
@@ -52,7 +52,7 @@ def _exchange(sock: socket.socket, request: bytes) -> bytes:
 
 
 def measure(requests: int = 300) -> dict:
-    from compiler.proxy import ProxyServer
+    from ringfence.compiler.proxy import ProxyServer
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Quiet)
     port = server.server_address[1]

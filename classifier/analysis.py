@@ -1,6 +1,6 @@
 """Analysis: unwrap wrappers and launchers, find the effective argv and key.
 
-Input is the IR (``classifier.ir``); output is a list of :class:`Invocation`
+Input is the IR (``ringfence.classifier.ir``); output is a list of :class:`Invocation`
 records plus :class:`Fact` records the rules turn into findings. Nothing here
 decides a verdict; it only describes what would run.
 

@@ -7,7 +7,7 @@ untrusted tree is reported as a capability.
 
 from __future__ import annotations
 
-from rfcore.rules import REGISTRY
+from ringfence.rfcore.rules import REGISTRY
 
 from .analysis import analyze
 from .parse import parse

@@ -1,7 +1,7 @@
 """The tree-sitter front end: command string -> IR, plus parse-integrity checks.
 
 THE ONLY module that imports tree_sitter. Everything downstream reads
-``classifier.ir``.
+``ringfence.classifier.ir``.
 
 tree-sitter-bash never raises, which also means it can be silently wrong: it
 drops bytes it does not understand (the ``-`` in ``python3 - <<EOF``, an

@@ -9,7 +9,7 @@ reports bytes; the front end converts).
 
 from __future__ import annotations
 
-from rfcore.records import field, record
+from ringfence.rfcore.records import field, record
 from typing import Literal
 
 VerdictClass = Literal["helper", "capability", "one_time"]

@@ -12,8 +12,8 @@ import os
 import posixpath
 import re
 
-from profiles.model import Profile
-from rfcore.errors import SandboxError
+from ringfence.profiles.model import Profile
+from ringfence.rfcore.errors import SandboxError
 
 from .spec import (Bind, CapDropAll, Chdir, ClearEnv, Dev, DevNullOver, DieWithParent,
                    DisableUserns, NewSession, Note, PassEnv, Proc, Protect, Proxy,

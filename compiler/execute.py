@@ -21,10 +21,10 @@ import subprocess
 import sys
 import threading
 import time
-from rfcore.records import field, record
+from ringfence.rfcore.records import field, record
 from typing import IO, Mapping, Sequence
 
-from rfcore.errors import SandboxError
+from ringfence.rfcore.errors import SandboxError
 
 from . import protect
 from .backends.bwrap import final_env, render
@@ -181,7 +181,7 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
 
 
 def _with(result: ExecResult, **changes) -> ExecResult:
-    from rfcore.records import replace
+    from ringfence.rfcore.records import replace
     return replace(result, **changes)
 
 

@@ -18,8 +18,8 @@ import shlex
 import sys
 from typing import Callable
 
-from profiles.model import Profile
-from rfcore.errors import UsageError
+from ringfence.profiles.model import Profile
+from ringfence.rfcore.errors import UsageError
 
 from .backends.exportlib import Export
 
@@ -92,7 +92,7 @@ def _bwrap(spec) -> Export:
               f"# spec digest {spec.digest()}"]
     if spec.seccomp:
         header.append(f"# fd {_SECCOMP_FD} must hold the seccomp program: "
-                      "python3 -m compiler.seccomp > filter.bpf; exec 9<filter.bpf")
+                      "python3 -m ringfence.compiler.seccomp > filter.bpf; exec 9<filter.bpf")
     if spec.proxy:
         header.append("# RINGFENCE_PROXY_DIR must hold proxy.sock, a running ringfence "
                       "proxy (domain filtering happens there)")

@@ -20,10 +20,10 @@ import os
 import shutil
 import subprocess
 import sys
-from rfcore.records import field, record, replace
+from ringfence.rfcore.records import field, record, replace
 from typing import Literal, Mapping
 
-from profiles.model import Profile
+from ringfence.profiles.model import Profile
 
 Kind = Literal["dir", "file", "other", "missing"]
 
@@ -71,7 +71,7 @@ class HostFacts:
 
     def for_profile(self, profile: Profile, workspace: str | None) -> "HostFacts":
         """Return a copy with the path facts compiling ``profile`` needs."""
-        from compiler.compile import wanted_paths
+        from ringfence.compiler.compile import wanted_paths
 
         plain, patterns = wanted_paths(profile, workspace, self)
         globs = expand_globs(patterns)
@@ -222,7 +222,7 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
     env = os.environ if env is None else env
     import pwd
 
-    from rfcore.paths import private_dirs
+    from ringfence.rfcore.paths import private_dirs
 
     uid, gid = os.getuid(), os.getgid()
     home = env.get("HOME") or pwd.getpwuid(uid).pw_dir

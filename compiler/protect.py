@@ -27,13 +27,13 @@ import json
 import os
 import shutil
 import time
-from rfcore.records import field, record
+from ringfence.rfcore.records import field, record
 from typing import Mapping
 
 from .spec import Note, Protect, SandboxSpec
 
 
-from rfcore.paths import state_dir  # noqa: E402  (re-exported for callers)
+from ringfence.rfcore.paths import state_dir  # noqa: E402  (re-exported for callers)
 
 
 def _identity(path: str) -> list[int] | None:

@@ -15,7 +15,7 @@ Supported: ``CONNECT host:port`` tunnels and absolute-form plain HTTP
 
 Security properties (each is tested):
 
-* Decisions follow ``profiles.domains.decide``; deny beats allow.
+* Decisions follow ``ringfence.profiles.domains.decide``; deny beats allow.
 * A name that is not allowed is NEVER resolved: the decision happens on the
   name before any DNS, so DNS cannot carry data out.
 * An allowed name is resolved once, here, and we connect to a vetted address
@@ -43,11 +43,11 @@ import socket
 import stat
 import threading
 import time
-from rfcore.records import record
+from ringfence.rfcore.records import record
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
-from profiles.domains import DomainPattern, decide, exact_allow, parse_pattern
-from rfcore.errors import SandboxError
+from ringfence.profiles.domains import DomainPattern, decide, exact_allow, parse_pattern
+from ringfence.rfcore.errors import SandboxError
 
 if TYPE_CHECKING:
     import asyncio

@@ -34,7 +34,7 @@ Decisions worth knowing:
 from __future__ import annotations
 
 import errno as _errno
-from rfcore.hashing import sha256
+from ringfence.rfcore.hashing import sha256
 import struct
 
 # --- kernel constants (linux/filter.h, linux/seccomp.h, linux/audit.h) -------
@@ -220,7 +220,7 @@ def host_arch() -> str | None:
     return m if m in AUDIT_ARCH else None
 
 
-if __name__ == "__main__":   # python3 -m compiler.seccomp [--allow-unix-sockets] > filter.bpf
+if __name__ == "__main__":   # python3 -m ringfence.compiler.seccomp [--allow-unix-sockets] > filter.bpf
     import sys
 
     arch = host_arch()

@@ -12,9 +12,9 @@ the digest is stable and the JSON can be stored without leaking secrets.
 
 from __future__ import annotations
 
-from rfcore.hashing import sha256
+from ringfence.rfcore.hashing import sha256
 import json
-from rfcore.records import record
+from ringfence.rfcore.records import record
 
 
 class _Op:

@@ -5,7 +5,7 @@ say ``file:line``. This scanner only has to be good enough for messages: it
 understands ``[table]`` / ``[[table]]`` headers, ``key = value`` lines with
 bare, quoted and dotted keys, arrays (one or many lines, nested, comments) and
 inline tables. Key paths are dotted, array elements are ``path[i]`` (0-based),
-matching the ``key`` of errors and of :class:`profiles.model.Located`.
+matching the ``key`` of errors and of :class:`ringfence.profiles.model.Located`.
 """
 
 from __future__ import annotations

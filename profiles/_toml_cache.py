@@ -9,12 +9,12 @@ the digest stored beside it, so an edited built-in is parsed from its TOML as
 before (same data, same errors); the cache can make loading faster, never
 different. tests/profiles/test_toml_cache.py fails if the shipped file is stale.
 
-Regenerate after editing a built-in:  .venv/bin/python -m profiles._toml_cache
+Regenerate after editing a built-in:  .venv/bin/python -m ringfence.profiles._toml_cache
 """
 
 from __future__ import annotations
 
-from rfcore.hashing import sha256
+from ringfence.rfcore.hashing import sha256
 import json
 from pathlib import Path
 

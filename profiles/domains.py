@@ -26,7 +26,7 @@ first label, wildcards over a single label (``*.com``: a whole TLD), bad ports.
 from __future__ import annotations
 
 import ipaddress
-from rfcore.records import record
+from ringfence.rfcore.records import record
 from typing import Iterable, Literal
 
 Kind = Literal["exact", "subdomains", "apex_and_subdomains"]

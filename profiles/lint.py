@@ -11,9 +11,9 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 import re
-from rfcore.records import record
+from ringfence.rfcore.records import record
 
-from rfcore.rules import REGISTRY
+from ringfence.rfcore.rules import REGISTRY
 
 from . import load
 from .model import CommandRule, Located, Profile

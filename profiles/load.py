@@ -12,15 +12,15 @@ scalars override. ``name`` and ``description`` are never inherited.
 
 from __future__ import annotations
 
-from rfcore.hashing import sha256
+from ringfence.rfcore.hashing import sha256
 import os
 import re
 import stat
-from rfcore.records import field, record
+from ringfence.rfcore.records import field, record
 from pathlib import Path
 from typing import Any, Mapping
 
-from rfcore.errors import ProfileError
+from ringfence.rfcore.errors import ProfileError
 
 from . import _lines, _toml_cache, schema
 from .model import (CommandRule, Env, Filesystem, Limits, Located, Network, Profile,
@@ -451,7 +451,7 @@ def _load(name_or_path: str, workspace: str | None,
 
 
 def _config_home(env: Mapping[str, str]) -> Path:
-    from rfcore.paths import config_dir
+    from ringfence.rfcore.paths import config_dir
 
     return Path(config_dir(env))
 

@@ -13,7 +13,7 @@ They are expanded by the compiler's host probe, never here.
 
 from __future__ import annotations
 
-from rfcore.records import field, record
+from ringfence.rfcore.records import field, record
 from typing import Literal
 
 Action = Literal["allow", "ask", "deny"]

@@ -5,7 +5,7 @@ tool never passes through the sandbox) and arrives with every cloned
 repository. So it is never a profile of its own: it is applied on top of the
 profile that would be active without it (the *base*), and the result must be
 no looser than the base in any setting that widens what a sandboxed command
-can reach. :func:`loosenings` is that comparison; ``profiles.load`` places each
+can reach. :func:`loosenings` is that comparison; ``ringfence.profiles.load`` places each
 finding at the file, line and key that caused it.
 
 Pure data comparison: stdlib only, it runs on the per-command hot path whenever

@@ -19,14 +19,14 @@ written by another grammar version is ignored and rebuilt.
 
 from __future__ import annotations
 
-from rfcore.hashing import sha256
+from ringfence.rfcore.hashing import sha256
 import json
 import os
 import posixpath
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from rfcore.errors import ProfileError
+from ringfence.rfcore.errors import ProfileError
 
 from .model import CommandRule, Profile
 
@@ -242,7 +242,7 @@ def render(compiled: Compiled) -> str:
 # --------------------------------------------------------------------------- cache
 
 def cache_dir(env: Mapping[str, str] | None = None) -> Path:
-    from rfcore.paths import pattern_cache_dir
+    from ringfence.rfcore.paths import pattern_cache_dir
 
     return Path(pattern_cache_dir(env))
 
@@ -426,6 +426,6 @@ def builtin_sources() -> list[str]:
     return out
 
 
-if __name__ == "__main__":  # regenerate: python -m profiles.patterns
+if __name__ == "__main__":  # regenerate: python -m ringfence.profiles.patterns
     BUILTIN_TABLE_PATH.write_text(generate_builtin_table(builtin_sources()), encoding="utf-8")
     print(f"wrote {BUILTIN_TABLE_PATH}")

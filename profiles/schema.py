@@ -9,7 +9,7 @@ The schema is data: one row per key with its type and its documentation, which
 from __future__ import annotations
 
 import re
-from rfcore.records import record
+from ringfence.rfcore.records import record
 from typing import Any, Callable
 
 CODE_UNKNOWN_KEY = "RF501"

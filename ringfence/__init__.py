@@ -18,7 +18,7 @@ _API = {
     "load_profile": "ringfence.api",
     "compile_profile": "ringfence.api",
     "run": "ringfence.api",
-    "RingfenceError": "rfcore.errors",
+    "RingfenceError": "ringfence.rfcore.errors",
 }
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from classifier import Verdict
-from classifier import classify as _classify
+from ringfence.classifier import Verdict
+from ringfence.classifier import classify as _classify
 
 
 def classify(command: str) -> Verdict:
@@ -13,15 +13,15 @@ def classify(command: str) -> Verdict:
 
 def load_profile(name_or_path: str, *, workspace: str | None = None):
     """Load a built-in profile by name, or a TOML profile by path."""
-    from profiles.load import load_profile as _load
+    from ringfence.profiles.load import load_profile as _load
 
     return _load(name_or_path, workspace=workspace)
 
 
 def compile_profile(profile, workspace: str, host=None):
     """Compile a profile into a pure, ordered SandboxSpec (no kernel needed)."""
-    from compiler.compile import compile_profile as _compile
-    from compiler.host import probe
+    from ringfence.compiler.compile import compile_profile as _compile
+    from ringfence.compiler.host import probe
 
     if host is None:
         host = probe().for_profile(profile, workspace)

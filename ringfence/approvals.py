@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import json
 import time
-from rfcore.records import record
+from ringfence.rfcore.records import record
 
-from rfcore.errors import ApprovalError
+from ringfence.rfcore.errors import ApprovalError
 
 from .grants import add_grants, validate_scope
 from .ledger import Ledger, new_id, transaction

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
-from rfcore.records import field, record
+from ringfence.rfcore.records import field, record
 
 DEFAULT_CAP = 20000
 Entry = tuple[int, int, int]

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from rfcore.rules import REGISTRY, Rule
+from ringfence.rfcore.rules import REGISTRY, Rule
 
 START = "<!-- rules-table:start -->"
 END = "<!-- rules-table:end -->"

@@ -23,12 +23,12 @@ each other. Imports no lark (compiled patterns come from the cache).
 
 from __future__ import annotations
 
-from rfcore.records import record
+from ringfence.rfcore.records import record
 from typing import Literal
 
-from classifier.verdict import Capability, Verdict
-from profiles.model import CommandRule, Profile
-from profiles.patterns import Compiled, argv_views, compiled_rules, match
+from ringfence.classifier.verdict import Capability, Verdict
+from ringfence.profiles.model import CommandRule, Profile
+from ringfence.profiles.patterns import Compiled, argv_views, compiled_rules, match
 
 DecisionKind = Literal["allow", "ask", "deny"]
 Context = Literal["host", "sandbox"]
@@ -155,7 +155,7 @@ def _hidden_code(verdict: Verdict, profile: Profile, grants: frozenset[str],
             if code is None or depth >= _MAX_DEPTH:
                 held.append(f)
                 continue
-            from classifier import classify
+            from ringfence.classifier import classify
 
             inner = decide(classify(code), profile, grants=grants, context="sandbox",
                            _depth=depth + 1)

@@ -21,10 +21,10 @@ from __future__ import annotations
 import os
 import re
 import time
-from rfcore.records import record
+from ringfence.rfcore.records import record
 from typing import Iterable, Mapping
 
-from rfcore.errors import UsageError
+from ringfence.rfcore.errors import UsageError
 
 from .ledger import Ledger, new_id, transaction
 

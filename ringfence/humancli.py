@@ -29,7 +29,7 @@ def main(name: str, argv: list[str]) -> int:
         raise CheckUsageError(f"missing the command to {name}", hint=HINTS[name])
     from rich.console import Console   # not ringfence.cli.output: that package loads typer
 
-    from classifier import classify
+    from ringfence.classifier import classify
     from ringfence import render
 
     console = Console()

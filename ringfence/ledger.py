@@ -25,11 +25,11 @@ import os
 import sqlite3
 import time
 from contextlib import contextmanager
-from rfcore.records import field, record
+from ringfence.rfcore.records import field, record
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from rfcore.errors import LedgerError
+from ringfence.rfcore.errors import LedgerError
 
 STATES = ("completed", "failed", "waiting_for_approval", "denied", "aborted",
           "sandbox_error", "running")
@@ -51,7 +51,7 @@ def new_id(prefix: str) -> str:
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
-    from rfcore.paths import state_dir as _state_dir
+    from ringfence.rfcore.paths import state_dir as _state_dir
 
     return Path(_state_dir(env))
 

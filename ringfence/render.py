@@ -23,8 +23,8 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from classifier.verdict import Capability, Decoration, Finding, Verdict
-from rfcore.rules import REGISTRY, Rule
+from ringfence.classifier.verdict import Capability, Decoration, Finding, Verdict
+from ringfence.rfcore.rules import REGISTRY, Rule
 
 CLASS_STYLE = {"helper": "bold green", "capability": "bold yellow", "one_time": "bold red"}
 CLASS_MEANING = {

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import os
 import shlex
-from rfcore.records import field, record
+from ringfence.rfcore.records import field, record
 from typing import IO, Mapping, Sequence
 
-from rfcore.errors import EXIT_DENIED, EXIT_WAITING, UsageError
+from ringfence.rfcore.errors import EXIT_DENIED, EXIT_WAITING, UsageError
 
 
 @record
@@ -74,13 +74,13 @@ class RunResult:
 
 
 def _resolve_profile(profile, workspace: str, env: Mapping[str, str]):
-    from profiles.model import Profile
+    from ringfence.profiles.model import Profile
 
     if isinstance(profile, Profile):
         return profile, "given"
     if profile is not None and not isinstance(profile, str):
         raise UsageError(f"profile must be a name, a path or a Profile, not {type(profile).__name__}")
-    from profiles.load import resolve_active
+    from ringfence.profiles.load import resolve_active
 
     return resolve_active(profile, env=env, workspace=workspace)
 
@@ -106,7 +106,7 @@ def prepare(argv: Sequence[str] | None = None, *, command: str | None = None,
                          hint="pass --workspace DIR with an existing directory")
     prof, why = _resolve_profile(profile, ws, env)
 
-    from classifier import classify
+    from ringfence.classifier import classify
     from ringfence.gate import decide
 
     text = command if command is not None else shlex.join(argv)
@@ -126,8 +126,8 @@ def prepare(argv: Sequence[str] | None = None, *, command: str | None = None,
 def recover(env: Mapping[str, str]) -> tuple:
     """Finish the journals of dead runs BEFORE probing: a protected path they left
     behind must be gone before this run's spec is compiled."""
-    from compiler.execute import warn
-    from compiler.protect import recover as _recover
+    from ringfence.compiler.execute import warn
+    from ringfence.compiler.protect import recover as _recover
 
     notes = tuple(_recover(env))
     for note in notes:
@@ -137,15 +137,15 @@ def recover(env: Mapping[str, str]) -> tuple:
 
 def compile_for(profile, workspace: str, env: Mapping[str, str]):
     """Probe the host for this profile and compile it. (spec, host facts)."""
-    from compiler.compile import compile_profile
-    from compiler.host import probe
+    from ringfence.compiler.compile import compile_profile
+    from ringfence.compiler.host import probe
 
     host = probe(env=env)
     _refuse_broad_workspace(profile, workspace, host.home)
     if profile.sandbox and profile.tooling.enabled:
         # The tooling dir is a declared cache dir, not a placeholder: create it so
         # the writable bind has a source.
-        from compiler.compile import _tooling_dir
+        from ringfence.compiler.compile import _tooling_dir
         os.makedirs(_tooling_dir(profile, host.home), mode=0o700, exist_ok=True)
     host = host.for_profile(profile, workspace)
     return compile_profile(profile, workspace, host), host
@@ -159,7 +159,7 @@ def _refuse_broad_workspace(profile, workspace: str, home: str) -> None:
         return
     real, home = os.path.realpath(workspace), os.path.realpath(home)
     if real == "/" or home == real or home.startswith(real.rstrip("/") + "/"):
-        from rfcore.errors import SandboxError
+        from ringfence.rfcore.errors import SandboxError
 
         raise SandboxError(f"workspace {workspace} is / or contains your home directory "
                            f"({home}); refusing to make it writable (RF616)",
@@ -169,7 +169,7 @@ def _refuse_broad_workspace(profile, workspace: str, home: str) -> None:
 def execute_prepared(p: Prepared, *, timeout: float | None = None,
                      stdin: bytes | int | IO | None = None, capture: bool = False,
                      out: IO[bytes] | None = None, err: IO[bytes] | None = None) -> RunResult:
-    from compiler.execute import execute
+    from ringfence.compiler.execute import execute
 
     if p.spec is None:
         recovered = recover(p.env)

@@ -1,11 +1,11 @@
-"""rfcore.hashing.sha256 is byte-identical to hashlib's; ledger ids stay uniform base32."""
+"""ringfence.rfcore.hashing.sha256 is byte-identical to hashlib's; ledger ids stay uniform base32."""
 
 from __future__ import annotations
 
 import hashlib
 import re
 
-from rfcore.hashing import sha256
+from ringfence.rfcore.hashing import sha256
 from ringfence import ledger
 
 

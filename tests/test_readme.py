@@ -40,7 +40,7 @@ def test_rules_table_is_not_stale():
 
 
 def test_rules_table_has_one_row_per_registered_rule():
-    from rfcore.rules import REGISTRY
+    from ringfence.rfcore.rules import REGISTRY
 
     _, table, _ = docs.split_readme(README.read_text(encoding="utf-8"))
     codes = re.findall(r"^\| `(RF\d{3})` \|", table, flags=re.M)
@@ -48,7 +48,7 @@ def test_rules_table_has_one_row_per_registered_rule():
 
 
 def test_generated_table_escapes_pipes_and_newlines():
-    from rfcore.rules import Rule
+    from ringfence.rfcore.rules import Rule
 
     table = docs.rules_table([Rule("RF399", "x-y", "a | b\nc", "e", "b", "g")])
     assert table.splitlines()[2] == "| `RF399` | x-y | decoration | a \\| b c | active |"

@@ -1,4 +1,4 @@
-"""rfcore.records: the light record decorator keeps the dataclass semantics we rely on."""
+"""ringfence.rfcore.records: the light record decorator keeps the dataclass semantics we rely on."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import ClassVar
 
 import pytest
 
-from rfcore.records import (FrozenInstanceError, asdict, field, fields, is_record, record,
+from ringfence.rfcore.records import (FrozenInstanceError, asdict, field, fields, is_record, record,
                             replace)
 
 

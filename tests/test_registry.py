@@ -2,7 +2,7 @@
 
 import re
 
-from rfcore.rules import FAMILIES, REGISTRY, Rule
+from ringfence.rfcore.rules import FAMILIES, REGISTRY, Rule
 
 
 def test_codes_are_unique_well_formed_and_in_a_family():

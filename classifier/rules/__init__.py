@@ -1,10 +1,10 @@
 """Classifier rules, one family per file.
 
 Each check is a small function keyed by its registry code. It reads the IR
-(``classifier.ir``) and the analysis (``classifier.analysis``) through a
+(``ringfence.classifier.ir``) and the analysis (``ringfence.classifier.analysis``) through a
 :class:`Context` and yields ``(span, message)`` pairs; it never sees a
 tree-sitter node. The engine attaches the code and builds the records, so a
-finding is always data from the one registry (``rfcore.rules``).
+finding is always data from the one registry (``ringfence.rfcore.rules``).
 """
 
 from __future__ import annotations

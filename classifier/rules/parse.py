@@ -1,5 +1,5 @@
 """RF0xx checks on a trusted parse: program names and heredoc bodies we cannot
-read statically. (Problems with the parse itself come from ``classifier.parse``.)"""
+read statically. (Problems with the parse itself come from ``ringfence.classifier.parse``.)"""
 
 from __future__ import annotations
 

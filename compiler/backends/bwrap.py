@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from typing import Mapping, Sequence
 
-from compiler.spec import (Bind, CapDropAll, Chdir, ClearEnv, Dev, DevNullOver,
+from ringfence.compiler.spec import (Bind, CapDropAll, Chdir, ClearEnv, Dev, DevNullOver,
                            DieWithParent, DisableUserns, NewSession, PassEnv, Proc,
                            Protect, Proxy, RoBind, Rlimit, SandboxSpec, Seccomp, SetEnv,
                            Tmpfs, UnshareAll)

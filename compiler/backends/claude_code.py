@@ -28,7 +28,7 @@ import itertools
 import json
 import shlex
 
-from profiles.model import Profile
+from ringfence.profiles.model import Profile
 
 from .exportlib import (Export, common_unsupported, private_address_note, protected,
                         read_denied, srt_domains, writable_roots)
@@ -46,7 +46,7 @@ def _word(w: str) -> str:
 
 def bash_rules(pattern: str, action: str, unsupported: list[str]) -> list[str]:
     """Claude Code ``Bash(...)`` rules for one ringfence pattern (see module doc)."""
-    from profiles.patterns import PatternError, compile_pattern   # lark: export path only
+    from ringfence.profiles.patterns import PatternError, compile_pattern   # lark: export path only
 
     try:
         tokens = compile_pattern(pattern)

@@ -5,16 +5,16 @@ tools do their own mounting, so what they need is the intent (writable roots,
 read-denied paths, protected paths, domains, command rules), expressed in their
 vocabulary. Anything a format cannot say goes into ``Export.unsupported``; the
 exporter also writes it into the output (comment or ``_unsupported`` key) and
-``compiler.export.export`` repeats it on stderr. Nothing is dropped silently.
+``ringfence.compiler.export.export`` repeats it on stderr. Nothing is dropped silently.
 """
 
 from __future__ import annotations
 
 import posixpath
-from rfcore.records import field, record
+from ringfence.rfcore.records import field, record
 
-from profiles.domains import ANY_PORT, WEB_PORTS, parse_pattern
-from profiles.model import Profile
+from ringfence.profiles.domains import ANY_PORT, WEB_PORTS, parse_pattern
+from ringfence.profiles.model import Profile
 
 DEFAULT_TOOLING = "~/.cache/ringfence/tooling"
 

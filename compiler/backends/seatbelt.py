@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from profiles.model import Profile
+from ringfence.profiles.model import Profile
 
 from .exportlib import (Export, policy_gaps, protected,
                         read_denied, writable_roots)

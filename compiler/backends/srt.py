@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from profiles.model import Profile
+from ringfence.profiles.model import Profile
 
 from .exportlib import (Export, policy_gaps, protected,
                         read_denied, srt_domains, writable_roots)

@@ -10,7 +10,7 @@ A code is retired (``status="retired"``), never reused or deleted.
 
 from __future__ import annotations
 
-from rfcore.records import record
+from ringfence.rfcore.records import record
 from typing import Literal
 
 Status = Literal["active", "retired"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import typer
 
-from rfcore.errors import RingfenceError
+from ringfence.rfcore.errors import RingfenceError
 
 app = typer.Typer(
     name="ringfence",

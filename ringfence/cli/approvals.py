@@ -15,7 +15,7 @@ from typing import Optional
 
 import typer
 
-from rfcore.errors import EXIT_USAGE, UsageError
+from ringfence.rfcore.errors import EXIT_USAGE, UsageError
 
 
 class CliUsageError(UsageError):

@@ -13,7 +13,7 @@ from typing import Optional
 
 import typer
 
-from rfcore.errors import EXIT_USAGE, UsageError
+from ringfence.rfcore.errors import EXIT_USAGE, UsageError
 
 
 class CliUsageError(UsageError):
@@ -34,7 +34,7 @@ def find_rule(code: str):
     """The registry rule for ``code`` (or its kebab-case name); CliUsageError if unknown."""
     import difflib
 
-    from rfcore.rules import REGISTRY
+    from ringfence.rfcore.rules import REGISTRY
 
     wanted = code.strip()
     rule = REGISTRY.get(wanted.upper())
@@ -93,7 +93,7 @@ def register(app: typer.Typer) -> None:
         if command is None:
             raise CliUsageError("missing the command to check",
                                 hint="ringfence check 'ls | head'")
-        from classifier import classify
+        from ringfence.classifier import classify
         from ringfence import render
         from ringfence.cli.output import console
 
@@ -114,7 +114,7 @@ def register(app: typer.Typer) -> None:
 
         Example: ringfence explain 'cd src && git push 2>&1 | tail -5; echo "$(date)"'
         """
-        from classifier import classify
+        from ringfence.classifier import classify
         from ringfence import render
         from ringfence.cli.output import console
 
@@ -139,7 +139,7 @@ def register(app: typer.Typer) -> None:
 
         Example: ringfence rules --json | jq -r '.[].code'
         """
-        from rfcore.rules import REGISTRY
+        from ringfence.rfcore.rules import REGISTRY
 
         if json_:
             import sys

@@ -100,7 +100,7 @@ def _list(limit: int, as_json: bool) -> None:
 def _verdict(data: dict | None):
     if not data:
         return None
-    from classifier.verdict import Capability, Decoration, Finding, Verdict
+    from ringfence.classifier.verdict import Capability, Decoration, Finding, Verdict
 
     return Verdict(data["command"], data["verdict"],
                    tuple(Capability(c["key"], c["program"], tuple(c["argv"]), tuple(c["span"]),
@@ -220,7 +220,7 @@ def register(app: typer.Typer) -> None:
 
         Example: ringfence ledger show run_3xk2m7q9ab
         """
-        from rfcore.errors import EXIT_USAGE, LedgerError
+        from ringfence.rfcore.errors import EXIT_USAGE, LedgerError
 
         from .output import console
 

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from rfcore.errors import EXIT_LINT, EXIT_USAGE, RingfenceError, UsageError
+from ringfence.rfcore.errors import EXIT_LINT, EXIT_USAGE, RingfenceError, UsageError
 
 FORMATS = ("bwrap", "json", "srt", "seatbelt", "claude-code")
 
@@ -19,7 +19,7 @@ class ProfileUsageError(UsageError):
 
 def _active(workspace: str | None):
     """(profile, why) of the active profile, or (None, error text) if it is broken."""
-    from profiles.load import resolve_active
+    from ringfence.profiles.load import resolve_active
 
     try:
         return resolve_active(None, env=os.environ, workspace=workspace or os.getcwd())
@@ -30,7 +30,7 @@ def _active(workspace: str | None):
 def _list(workspace: Optional[str]) -> None:
     from rich.table import Table
 
-    from profiles.load import list_builtins
+    from ringfence.profiles.load import list_builtins
 
     from .output import console
 
@@ -53,7 +53,7 @@ def _list(workspace: Optional[str]) -> None:
 
 
 def _show(name: Optional[str], workspace: Optional[str], as_json: bool) -> None:
-    from profiles.load import load_profile, profile_summary, resolve_active
+    from ringfence.profiles.load import load_profile, profile_summary, resolve_active
 
     from .output import console
 
@@ -88,7 +88,7 @@ def _show(name: Optional[str], workspace: Optional[str], as_json: bool) -> None:
 
 
 def _lint(targets: List[str]) -> int:
-    from profiles.lint import lint
+    from ringfence.profiles.lint import lint
 
     from .output import console, err_console
 
@@ -109,14 +109,14 @@ def _lint(targets: List[str]) -> int:
 
 
 def _compile(name: str, fmt: str, workspace: Optional[str]) -> None:
-    from profiles.load import load_profile
+    from ringfence.profiles.load import load_profile
 
     if fmt not in FORMATS:
         raise ProfileUsageError(f"unknown format {fmt!r}", hint="use one of " + ", ".join(FORMATS))
     ws = os.path.abspath(workspace or os.getcwd())
     profile = load_profile(name, workspace=ws)
     try:
-        from compiler.export import export
+        from ringfence.compiler.export import export
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.startswith("compiler"):
             raise ProfileUsageError("profile compile: the exporters (compiler.export) are not "

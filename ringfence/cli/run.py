@@ -36,7 +36,7 @@ def _version_tuple(text: str | None) -> tuple[int, ...]:
 
 
 def _proxy_socket_check() -> Check:
-    from compiler.proxy import make_runtime_dir
+    from ringfence.compiler.proxy import make_runtime_dir
     import shutil
 
     try:
@@ -59,8 +59,8 @@ def _proxy_socket_check() -> Check:
 
 
 def checks() -> list[Check]:
-    from compiler import protect
-    from compiler.host import probe
+    from ringfence.compiler import protect
+    from ringfence.compiler.host import probe
 
     h = probe(full=True)
     out: list[Check] = []
@@ -89,7 +89,7 @@ def checks() -> list[Check]:
         "sysctl -w user.max_user_namespaces=15000 (and kernel.unprivileged_userns_clone=1 "
         "on Debian kernels that have it); see the AppArmor line on Ubuntu"))
     try:
-        from compiler.seccomp import build_filter
+        from ringfence.compiler.seccomp import build_filter
         build_filter(h.arch, deny_unix_sockets=True)
         gen_ok, gen_detail = True, f"filter generated for {h.arch}"
     except (ImportError, ValueError) as exc:

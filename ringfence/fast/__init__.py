@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-from rfcore.errors import RingfenceError
+from ringfence.rfcore.errors import RingfenceError
 
 
 def main(argv: list[str]) -> int:

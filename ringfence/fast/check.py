@@ -18,7 +18,7 @@ import json
 import os
 import sys
 
-from rfcore.errors import EXIT_USAGE, ProfileError, UsageError
+from ringfence.rfcore.errors import EXIT_USAGE, ProfileError, UsageError
 
 EPILOG = """\
 examples:
@@ -83,7 +83,7 @@ def _decider(profile_name: str | None):
     if profile_name is None:
         return None
     try:
-        from profiles.load import load_profile
+        from ringfence.profiles.load import load_profile
         from ringfence.gate import decide
     except ImportError as exc:
         raise CheckUsageError(
@@ -127,7 +127,7 @@ def _object(command: str, classify, extra) -> dict:
 
 def check_one(command: str, profile: str | None = None) -> dict:
     """The JSON object ``check --json`` prints for ``command``."""
-    from classifier import classify
+    from ringfence.classifier import classify
 
     return _object(command, classify, _decider(profile))
 
@@ -261,7 +261,7 @@ def run_jsonl(fd_in: int, write, classify, extra=None, jobs: int = 1) -> int:
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     extra = _decider(args.profile)
-    from classifier import classify
+    from ringfence.classifier import classify
 
     if args.json:
         if args.command is None:

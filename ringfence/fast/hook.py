@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from rfcore.errors import UsageError
+from ringfence.rfcore.errors import UsageError
 
 HELP = """usage: ringfence hook claude-code [--profile P] [--wrap]
 

@@ -1,8 +1,9 @@
-"""Fast path for `ringfence run` (stdlib + tree-sitter only; never typer/rich/lark).
+"""`ringfence run`: its command line (stdlib + tree-sitter only; never typer/rich/lark).
 
-The whole command (argument parsing, `--help`, profile resolution, host requests,
-approvals and the ledger) lives in :func:`ringfence.governor.main_run`; this
-module only keeps the hot path's import surface small.
+This is CLI code: it parses the arguments by hand (argparse would eat the command's
+flags), resolves the workspace and the profile, and hands one
+:class:`ringfence.governor.Request` to :func:`ringfence.governor.govern`, the
+library's request-to-outcome state machine.
 
 Exit statuses (SPEC §4): the command's own status passes through; 125 when it
 cannot run safely (nothing was run); 77 denied by the profile; 75 waiting for
@@ -11,8 +12,149 @@ approval; 124 wall-clock timeout; 128+N when ringfence received signal N.
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
+from ringfence.governor import Deps, Request, Streams, default_deps, govern
+from ringfence.grants import current_session
+from ringfence.ledger import Ledger
+
 
 def main(argv: list[str]) -> int:
-    from ringfence.governor import main_run
-
     return main_run(argv)
+
+
+USAGE = """usage: ringfence run [-p|--profile P] [-w|--workspace DIR] [--host] [--session S]
+                     [--sandbox on|off] [--timeout SECONDS] (-c 'STRING' | [--] ARGV...)
+
+Run a command inside the sandbox compiled from a profile, or ask to run it on the
+host with --host. Every run, refusal and approval request is recorded in the ledger.
+
+examples:
+  ringfence run -- pytest -q                       # active profile (default: build)
+  ringfence run -p strict -- python3 script.py     # no network, secrets hidden
+  ringfence run -p observe -c 'git status 2>&1 | head -5'
+  ringfence run -p ./my-profile.toml -w ~/src/app -- make test
+  ringfence run --host -- longbridge quote AAPL.US # host request: granted, or 75 + id
+  ringfence run --sandbox off -- ./deploy.sh       # explicit full host access, recorded
+
+exit status: the command's own; 125 = could not run safely (nothing ran);
+77 = denied by the profile; 75 = waiting for approval (approve with
+'ringfence approve ID'); 124 = timed out.
+"""
+
+
+def parse_run_args(argv: list[str]) -> dict:
+    """Parse `ringfence run` arguments by hand: argparse would eat the command's flags."""
+    from ringfence.rfcore.errors import UsageError
+
+    opts: dict[str, Any] = {"profile": None, "workspace": None, "host": False,
+                            "session": None, "sandbox": "on", "timeout": None,
+                            "command": None, "argv": None, "help": False}
+    takes = {"--profile": "profile", "-p": "profile", "--workspace": "workspace",
+             "-w": "workspace", "--session": "session", "--sandbox": "sandbox",
+             "--timeout": "timeout", "-c": "command"}
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            opts["argv"] = argv[i + 1:]
+            break
+        if a in ("-h", "--help"):
+            opts["help"] = True
+        elif a == "--host":
+            opts["host"] = True
+        elif a.split("=", 1)[0] in takes:
+            name, eq, value = a.partition("=")
+            if not eq:
+                if i + 1 >= len(argv):
+                    raise UsageError(f"{name} needs a value", hint=USAGE.splitlines()[0])
+                i, value = i + 1, argv[i + 1]
+            opts[takes[name]] = value
+        elif a.startswith("-"):
+            raise UsageError(f"unknown option {a!r} for 'ringfence run'",
+                             hint="put the command after '--', e.g. ringfence run -- ls -la")
+        else:
+            opts["argv"] = argv[i:]
+            break
+        i += 1
+    if opts["help"]:
+        return opts
+    if opts["sandbox"] not in ("on", "off"):
+        raise UsageError(f"--sandbox takes on or off, not {opts['sandbox']!r}")
+    if opts["sandbox"] == "off" and opts["profile"] not in (None, "host"):
+        raise UsageError(f"--sandbox off conflicts with --profile {opts['profile']}",
+                         hint="--sandbox off means profile 'host'; drop one of them")
+    if opts["timeout"] is not None and (opts["host"] or opts["sandbox"] == "off"):
+        # Refused rather than ignored: a limit that silently does nothing is worse.
+        raise UsageError("--timeout applies to sandboxed runs only (the sandbox is what "
+                         "can be killed as a whole); drop it or drop --host/--sandbox off")
+    if opts["timeout"] is not None:
+        try:
+            opts["timeout"] = float(opts["timeout"])
+            if opts["timeout"] <= 0:
+                raise ValueError
+        except ValueError:
+            raise UsageError(f"--timeout must be a positive number of seconds, "
+                             f"not {opts['timeout']!r}") from None
+    if opts["command"] is not None and not opts["command"].strip():
+        raise UsageError("empty command string", hint="ringfence run -c 'STRING'")
+    if (opts["command"] is None) == (not opts["argv"]):
+        raise UsageError("give exactly one of -c 'STRING' or an argv after '--'",
+                         hint="ringfence run -- ls -la   or   ringfence run -c 'ls | head'")
+    return opts
+
+
+def _check_command(opts: dict) -> None:
+    """Refuse what cannot be run, recorded and approved faithfully (125, nothing ran)."""
+    from ringfence.rfcore.errors import UsageError
+
+    words = [opts["command"]] if opts["command"] is not None else list(opts["argv"] or ())
+    if opts["argv"] and not opts["argv"][0]:
+        raise UsageError("the program name is empty; nothing was run",
+                         hint="ringfence run -- PROGRAM [ARGS...]")
+    for w in words:
+        try:
+            w.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError("the command is not valid UTF-8 (RF008): ringfence cannot record "
+                             "or approve it faithfully, so nothing was run",
+                             hint="pass the command as UTF-8 text") from None
+
+
+def main_run(argv_list: list[str], *, deps: Deps | None = None, ledger: Ledger | None = None,
+             streams: Streams | None = None, env=None) -> int:
+    """The whole `ringfence run` CLI: parse, resolve the profile, govern, exit status."""
+    env = os.environ if env is None else env
+    streams = streams or Streams()
+    opts = parse_run_args(list(argv_list))
+    if opts["help"]:
+        streams.out.write(USAGE.encode())
+        streams.out.flush()
+        return 0
+    _check_command(opts)
+    workspace = os.path.abspath(opts["workspace"] or os.getcwd())
+    if not os.path.isdir(workspace):
+        from ringfence.rfcore.errors import UsageError
+
+        raise UsageError(f"workspace {workspace!r} is not a directory; nothing was run (RF609)",
+                         hint="pass --workspace DIR with an existing directory")
+    deps = deps or default_deps()
+    if opts["sandbox"] == "off":
+        profile = deps.load_profile("host", workspace=workspace)
+    else:
+        from ringfence.profiles.load import resolve_active
+
+        profile, _why = resolve_active(opts["profile"], env=env, workspace=workspace)
+    session, _named = current_session(opts["session"], env)
+    req = Request(profile=profile, command=opts["command"],
+                  argv=tuple(opts["argv"]) if opts["argv"] else None, workspace=workspace,
+                  cwd=os.getcwd(), host=opts["host"], session=session,
+                  timeout=opts["timeout"])
+    own = ledger is None
+    ledger = ledger or Ledger(env=env)
+    try:
+        return govern(req, ledger=ledger, deps=deps, streams=streams).exit_code
+    finally:
+        if own:
+            ledger.close()

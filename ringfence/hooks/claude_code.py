@@ -85,7 +85,7 @@ def _grants(session: str | None, env: Mapping[str, str]) -> tuple[frozenset[str]
     if not session:
         return frozenset(), None
     try:
-        from rfcore.paths import state_dir
+        from ringfence.rfcore.paths import state_dir
 
         # No ledger yet: nothing was ever granted. Checked before loading the
         # ledger machinery (sqlite3), which every hook call would otherwise pay.
@@ -127,16 +127,16 @@ def respond(payload: Any, *, profile: str | None = None, wrap: bool = False,
     if not isinstance(command, str) or not command.strip():
         return output("ask", "ringfence: Bash tool input has no command string; asking")
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
-    from rfcore.errors import RingfenceError
+    from ringfence.rfcore.errors import RingfenceError
 
     try:
-        from profiles.load import resolve_active
+        from ringfence.profiles.load import resolve_active
 
         prof, _why = resolve_active(profile, env=env,
                                     workspace=cwd if os.path.isdir(cwd) else None)
     except RingfenceError as exc:
         return output("ask", f"ringfence: cannot load the profile ({exc}); asking")
-    from classifier import classify
+    from ringfence.classifier import classify
     from ringfence.gate import decide
 
     session = session_for(payload, env)
@@ -184,7 +184,7 @@ def main(argv: list[str], stdin=None, stdout=None, stderr=None,
 
 
 def _parse(argv: list[str]) -> tuple[str | None, bool]:
-    from rfcore.errors import UsageError
+    from ringfence.rfcore.errors import UsageError
 
     profile, wrap, i = None, False, 0
     while i < len(argv):

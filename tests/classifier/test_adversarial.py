@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from classifier import classify
-from classifier.parse import MAX_BYTES, parse
+from ringfence.classifier import classify
+from ringfence.classifier.parse import MAX_BYTES, parse
 
 
 def codes(cmd: str) -> list[str]:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from classifier import classify
-from rfcore.rules import REGISTRY
+from ringfence.classifier import classify
+from ringfence.rfcore.rules import REGISTRY
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 

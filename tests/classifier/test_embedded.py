@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from classifier import data
-from classifier.analysis import scan_args, skip_options
-from classifier.embedded import (EXEC, IMPURE, OK, UNKNOWN, awk_program, awk_writes, sed_script,
+from ringfence.classifier import data
+from ringfence.classifier.analysis import scan_args, skip_options
+from ringfence.classifier.embedded import (EXEC, IMPURE, OK, UNKNOWN, awk_program, awk_writes, sed_script,
                                  sed_writes)
-from classifier.parse import parse
+from ringfence.classifier.parse import parse
 
 
 @pytest.mark.parametrize("script,want", [

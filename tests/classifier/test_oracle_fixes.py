@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from classifier import classify
-from classifier.parse import parse
-from classifier.words import ansi_c_end, plain_tail, unterminated_quote
+from ringfence.classifier import classify
+from ringfence.classifier.parse import parse
+from ringfence.classifier.words import ansi_c_end, plain_tail, unterminated_quote
 
 B = "\\"
 

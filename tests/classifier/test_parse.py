@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from classifier import classify
-from classifier.parse import parse
-from classifier.words import decode_ansi_c, live_substitution_in_double, unquote_double
+from ringfence.classifier import classify
+from ringfence.classifier.parse import parse
+from ringfence.classifier.words import decode_ansi_c, live_substitution_in_double, unquote_double
 
 
 def argvs(cmd: str) -> list[list[str]]:

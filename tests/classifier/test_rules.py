@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from classifier import classify
-from rfcore.rules import REGISTRY
+from ringfence.classifier import classify
+from ringfence.rfcore.rules import REGISTRY
 
 CLASSIFIER_RULES = [r for c, r in REGISTRY.items()
                     if c[:3] in ("RF0", "RF1", "RF2", "RF3") and r.status == "active"]
@@ -38,7 +38,7 @@ def test_forcing_families_make_the_bad_example_one_time(rule):
 
 
 def test_every_engine_code_is_registered():
-    from classifier.rules import capability, decoration, onetime, parse
+    from ringfence.classifier.rules import capability, decoration, onetime, parse
 
     engine_codes = [code for fam in (parse.CHECKS, onetime.CHECKS, capability.CHECKS,
                                      decoration.CHECKS) for code, _, _ in fam]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from classifier import classify
-from rfcore.rules import REGISTRY
+from ringfence.classifier import classify
+from ringfence.rfcore.rules import REGISTRY
 from tests.conftest import read_shared_corpus
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from classifier import classify
-from classifier.analysis import analyze
-from classifier.parse import parse
-from classifier.writes import file_writes
+from ringfence.classifier import classify
+from ringfence.classifier.analysis import analyze
+from ringfence.classifier.parse import parse
+from ringfence.classifier.writes import file_writes
 
 
 def _stage_decorated(v, stage_text: str) -> bool:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from compiler.compile import wanted_paths
-from compiler.host import HostFacts, PathFact
+from ringfence.compiler.compile import wanted_paths
+from ringfence.compiler.host import HostFacts, PathFact
 
 HOME = "/home/agent"
 WS = "/home/agent/src/app"

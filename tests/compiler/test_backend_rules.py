@@ -11,9 +11,9 @@ import subprocess
 
 import pytest
 
-from compiler.execute import _seccomp_fd
-from compiler.spec import SandboxSpec, Seccomp
-from rfcore.rules import REGISTRY
+from ringfence.compiler.execute import _seccomp_fd
+from ringfence.compiler.spec import SandboxSpec, Seccomp
+from ringfence.rfcore.rules import REGISTRY
 
 from .sandbox_util import CLI, make_box
 

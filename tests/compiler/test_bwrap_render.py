@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from compiler.backends.bwrap import RELAY, final_env, render
-from compiler.compile import compile_profile
-from profiles.load import load_profile
+from ringfence.compiler.backends.bwrap import RELAY, final_env, render
+from ringfence.compiler.compile import compile_profile
+from ringfence.profiles.load import load_profile
 
 from .fakehost import WS, fake_host
 from .test_compile import check_golden

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import json
 import os
-from rfcore.records import replace
+from ringfence.rfcore.records import replace
 from pathlib import Path
 
 import pytest
 
-from compiler.compile import compile_profile, looks_like_credential
-from compiler.spec import (Bind, DevNullOver, PassEnv, Protect, Proxy, RoBind, Rlimit,
+from ringfence.compiler.compile import compile_profile, looks_like_credential
+from ringfence.compiler.spec import (Bind, DevNullOver, PassEnv, Protect, Proxy, RoBind, Rlimit,
                            Seccomp, SetEnv, Tmpfs)
-from profiles.load import load_profile
-from profiles.model import Env, Filesystem, Limits, Network, Profile
-from rfcore.errors import SandboxError
+from ringfence.profiles.load import load_profile
+from ringfence.profiles.model import Env, Filesystem, Limits, Network, Profile
+from ringfence.rfcore.errors import SandboxError
 
 from .fakehost import HOME, WS, fake_host
 

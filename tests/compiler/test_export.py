@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from compiler import export as export_mod
-from compiler import seccomp
-from compiler.backends import bwrap as bwrap_backend
-from compiler.backends.claude_code import bash_rules
-from compiler.backends.exportlib import srt_domains
-from compiler.backends.seatbelt import _glob_regex
-from compiler.compile import compile_profile
-from profiles.load import load_profile
-from profiles.model import CommandRule, Filesystem, Network, Profile
-from rfcore.errors import UsageError
+from ringfence.compiler import export as export_mod
+from ringfence.compiler import seccomp
+from ringfence.compiler.backends import bwrap as bwrap_backend
+from ringfence.compiler.backends.claude_code import bash_rules
+from ringfence.compiler.backends.exportlib import srt_domains
+from ringfence.compiler.backends.seatbelt import _glob_regex
+from ringfence.compiler.compile import compile_profile
+from ringfence.profiles.load import load_profile
+from ringfence.profiles.model import CommandRule, Filesystem, Network, Profile
+from ringfence.rfcore.errors import UsageError
 from tests.compiler.fakehost import WS, fake_host
 
 GOLDEN = Path(__file__).parent / "golden" / "export"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from compiler.host import expand_glob, expand_globs, path_fact, probe
-from profiles.load import load_profile
+from ringfence.compiler.host import expand_glob, expand_globs, path_fact, probe
+from ringfence.profiles.load import load_profile
 
 
 def test_path_facts_resolve_links_and_kinds(tmp_path):

@@ -9,8 +9,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from compiler.proxy import ProxyServer, address_is_public, default_resolver, make_runtime_dir
-from rfcore.errors import SandboxError
+from ringfence.compiler.proxy import ProxyServer, address_is_public, default_resolver, make_runtime_dir
+from ringfence.rfcore.errors import SandboxError
 
 
 class Origin:

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import textwrap
 
-from compiler.proxy import ProxyServer, make_runtime_dir
+from ringfence.compiler.proxy import ProxyServer, make_runtime_dir
 
 
 def _server(**kw) -> ProxyServer:
@@ -64,7 +64,7 @@ def test_first_client_is_filtered_like_any_other():
 def test_unused_proxy_never_imports_asyncio():
     code = textwrap.dedent("""
         import os, sys
-        from compiler.proxy import ProxyServer, make_runtime_dir
+        from ringfence.compiler.proxy import ProxyServer, make_runtime_dir
         d = make_runtime_dir()
         s = ProxyServer(["allowed.test"], [], os.path.join(d, "p.sock")).start()
         import socket, time

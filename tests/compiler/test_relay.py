@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-import compiler.relay as relay_mod
-from compiler import seccomp
-from compiler.proxy import ProxyServer, make_runtime_dir
+import ringfence.compiler.relay as relay_mod
+from ringfence.compiler import seccomp
+from ringfence.compiler.proxy import ProxyServer, make_runtime_dir
 from tests.compiler.test_proxy import Origin
 
 PY = "/usr/bin/python3"

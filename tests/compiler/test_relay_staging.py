@@ -8,11 +8,11 @@ in read-only — only for profiles that need the relay.
 
 from __future__ import annotations
 
-from rfcore.records import replace
+from ringfence.rfcore.records import replace
 
-from compiler.compile import compile_profile
-from compiler.spec import Proxy, RoBind
-from profiles.load import load_profile
+from ringfence.compiler.compile import compile_profile
+from ringfence.compiler.spec import Proxy, RoBind
+from ringfence.profiles.load import load_profile
 
 from .fakehost import WS, fake_host
 
@@ -45,8 +45,8 @@ def test_the_relay_is_staged_as_bytecode_only_when_exactly_current(tmp_path):
     import shutil
     from importlib.util import cache_from_source
 
-    from compiler.backends.bwrap import RELAY
-    from compiler.execute import _relay_artifact
+    from ringfence.compiler.backends.bwrap import RELAY
+    from ringfence.compiler.execute import _relay_artifact
 
     src = tmp_path / "relay.py"
     shutil.copyfile(RELAY, src)

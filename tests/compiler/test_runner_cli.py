@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from profiles.model import Profile
-from rfcore.errors import SandboxError, UsageError
+from ringfence.profiles.model import Profile
+from ringfence.rfcore.errors import SandboxError, UsageError
 from ringfence.fast.run import main as fast_run
 from ringfence.runner import run
 

@@ -11,8 +11,8 @@ import tempfile
 
 import pytest
 
-from compiler import seccomp
-from compiler.seccomp import (AUDIT_ARCH, SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO,
+from ringfence.compiler import seccomp
+from ringfence.compiler.seccomp import (AUDIT_ARCH, SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO,
                               SECCOMP_RET_KILL_PROCESS, build_filter, syscall_numbers)
 
 GOLDEN = {

@@ -76,7 +76,7 @@ def bashlex_commands(command: str) -> list[SimpleCommand]:
 
 def ours_commands(command: str) -> list[SimpleCommand]:
     """Our IR in the same form (None of this imports bashlex)."""
-    from classifier.parse import parse
+    from ringfence.classifier.parse import parse
 
     script = parse(command)
     out = []
@@ -94,7 +94,7 @@ def ours_commands(command: str) -> list[SimpleCommand]:
 def ours_literal_spans(command: str) -> list[tuple[int, int]]:
     """Spans bash treats as literal text or runs no program for: static
     assignment values and `(( ))` arithmetic commands."""
-    from classifier.parse import parse
+    from ringfence.classifier.parse import parse
 
     script = parse(command)
     spans = [a.value.span for c in script.commands for a in c.assignments

@@ -35,7 +35,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from classifier.verdict import Verdict
+from ringfence.classifier.verdict import Verdict
 
 from .oracle import OracleResult
 

@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rfcore.errors import SandboxError
+from ringfence.rfcore.errors import SandboxError
 
 DRIVER = Path(__file__).with_name("oracle.bash")
 UNPRIVILEGED_USER = os.environ.get("RINGFENCE_TEST_USER", "rftest")

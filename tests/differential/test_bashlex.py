@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from classifier.parse import parse
+from ringfence.classifier.parse import parse
 from tests.conftest import SHARED_CORPUS, read_shared_corpus
 
 from .bashlex_adapter import (DYN, BashlexFailed, SimpleCommand, bashlex_commands,

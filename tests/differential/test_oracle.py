@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from classifier.verdict import Capability, Decoration, Verdict
+from ringfence.classifier.verdict import Capability, Decoration, Verdict
 from tests.conftest import ROOT, have_bwrap, read_shared_corpus
 
 from .compare import Outcome, compare, explains, format_problem, words_match
-from rfcore.errors import SandboxError
+from ringfence.rfcore.errors import SandboxError
 
 from .oracle import OracleResult, run_oracle, sandbox_mode, survivors_of
 
@@ -312,7 +312,7 @@ def _sample(cmds: list[str], size: int) -> list[str]:
 
 def _classify_or_skip():
     # A plain import: a classifier that fails to import is a failure, not a skip.
-    from classifier.engine import classify
+    from ringfence.classifier.engine import classify
 
     return classify
 

@@ -22,7 +22,7 @@ SLOW_MS = 50.0
 @pytest.fixture(scope="module")
 def classify(slow_counter):
     # A plain import: a classifier that fails to import is a failure, not a skip.
-    from classifier.engine import classify as engine_classify
+    from ringfence.classifier.engine import classify as engine_classify
 
     def timed(cmd: str):
         start = time.perf_counter()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from profiles.domains import decide, exact_allow, normalize_host, parse_pattern
+from ringfence.profiles.domains import decide, exact_allow, normalize_host, parse_pattern
 
 
 @pytest.mark.parametrize("pattern,host,port,expected", [

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from profiles.lint import covers, lint
-from profiles.load import PUBLIC_BUILTINS
-from profiles.patterns import compile_pattern
-from rfcore.rules import REGISTRY
+from ringfence.profiles.lint import covers, lint
+from ringfence.profiles.load import PUBLIC_BUILTINS
+from ringfence.profiles.patterns import compile_pattern
+from ringfence.rfcore.rules import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[2]
 LINT_RULES = [r for r in REGISTRY.values() if r.code.startswith("RF5") and r.status == "active"]
@@ -220,7 +220,7 @@ def test_cli_help_has_examples():
 def test_cli_compile_delegates_to_the_exporter(tmp_path):
     import json
 
-    pytest.importorskip("compiler.export")
+    pytest.importorskip("ringfence.compiler.export")
     proc = cli("profile", "compile", "strict", "--format", "json", "--workspace", str(tmp_path),
                home=tmp_path)
     assert proc.returncode == 0, proc.stderr

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from profiles import load
-from profiles._lines import scan
-from profiles.load import list_builtins, load_profile, looks_like_credential, resolve_active
-from rfcore.errors import EXIT_UNSAFE, ProfileError
+from ringfence.profiles import load
+from ringfence.profiles._lines import scan
+from ringfence.profiles.load import list_builtins, load_profile, looks_like_credential, resolve_active
+from ringfence.rfcore.errors import EXIT_UNSAFE, ProfileError
 
 CREDENTIAL_STORES = ("~/.ssh", "~/.aws", "~/.config/gcloud", "~/.azure", "~/.kube",
                      "~/.docker/config.json", "~/.netrc", "~/.npmrc", "~/.pypirc", "~/.gnupg",

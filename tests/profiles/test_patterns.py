@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from profiles import patterns
-from profiles.patterns import (PatternError, argv_views, compile_pattern, compile_table,
+from ringfence.profiles import patterns
+from ringfence.profiles.patterns import (PatternError, argv_views, compile_pattern, compile_table,
                                match, render)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,7 +98,7 @@ def test_render_round_trips():
 def test_shipped_builtin_table_is_up_to_date():
     expected = patterns.generate_builtin_table(patterns.builtin_sources())
     assert patterns.BUILTIN_TABLE_PATH.read_text(encoding="utf-8") == expected, \
-        "regenerate with: .venv/bin/python -m profiles.patterns"
+        "regenerate with: .venv/bin/python -m ringfence.profiles.patterns"
 
 
 # ----------------------------------------------------------------------------- disk cache
@@ -190,8 +190,8 @@ def test_cache_dir_locations():
 _DECIDE = textwrap.dedent("""
     import sys
     sys.modules["lark"] = None          # any `import lark` now raises ImportError
-    from classifier.verdict import Capability, Verdict
-    from profiles.load import load_profile
+    from ringfence.classifier.verdict import Capability, Verdict
+    from ringfence.profiles.load import load_profile
     from ringfence.gate import decide
     v = Verdict("git push", "capability",
                 (Capability("git push", "git", ("git", "push"), (0, 8)),))

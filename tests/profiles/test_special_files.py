@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from profiles.load import load_profile
-from rfcore.errors import ProfileError
+from ringfence.profiles.load import load_profile
+from ringfence.rfcore.errors import ProfileError
 
 CLI = [sys.executable, "-m", "ringfence"]
 

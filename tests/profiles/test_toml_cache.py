@@ -6,11 +6,11 @@ import subprocess
 import sys
 import tomllib
 
-from profiles import _toml_cache, load
+from ringfence.profiles import _toml_cache, load
 
 
 def test_shipped_cache_is_current():
-    # Stale? Regenerate with: .venv/bin/python -m profiles._toml_cache
+    # Stale? Regenerate with: .venv/bin/python -m ringfence.profiles._toml_cache
     assert _toml_cache.CACHE_PATH.read_text(encoding="utf-8") == \
         _toml_cache.render(_toml_cache.build_table())
 
@@ -42,7 +42,7 @@ def test_user_file_still_gets_exact_toml_errors(tmp_path):
     bad.write_text('extends = "strict"\n[network\n', encoding="utf-8")
     import pytest
 
-    from rfcore.errors import ProfileError
+    from ringfence.rfcore.errors import ProfileError
 
     with pytest.raises(ProfileError) as info:
         load.load_profile(str(bad))

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from profiles.lint import lint
-from profiles.load import load_profile, resolve_active
-from profiles.model import Network, Profile
-from profiles.overlay import loosenings
-from rfcore.errors import EXIT_UNSAFE, ProfileError
+from ringfence.profiles.lint import lint
+from ringfence.profiles.load import load_profile, resolve_active
+from ringfence.profiles.model import Network, Profile
+from ringfence.profiles.overlay import loosenings
+from ringfence.rfcore.errors import EXIT_UNSAFE, ProfileError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -279,7 +279,7 @@ def test_dropped_entries_are_loosenings_even_though_merging_cannot_drop():
 
 
 def test_limit_removed_is_a_loosening():
-    from profiles.model import Limits
+    from ringfence.profiles.model import Limits
 
     base = Profile(name="b", limits=Limits(timeout=60))
     assert loosenings(base, Profile(name="r")) == [

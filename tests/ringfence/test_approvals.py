@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rfcore.errors import ApprovalError, UsageError
+from ringfence.rfcore.errors import ApprovalError, UsageError
 from ringfence import approvals as ap
 from ringfence import grants as gr
 from ringfence.ledger import Ledger

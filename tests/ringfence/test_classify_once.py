@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-classifier = pytest.importorskip("classifier.engine")
+classifier = pytest.importorskip("ringfence.classifier.engine")
 
-from classifier import classify  # noqa: E402
+from ringfence.classifier import classify  # noqa: E402
 from ringfence import governor as G  # noqa: E402
 from ringfence import runner  # noqa: E402
 

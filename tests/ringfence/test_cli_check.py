@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import ROOT
-from rfcore.rules import REGISTRY
+from ringfence.rfcore.rules import REGISTRY
 from ringfence import render
 from ringfence.fast import check as fast
 
@@ -145,7 +145,7 @@ def test_rule_prints_ruff_sections(code):
 # --- the fast path's JSONL framing (unit level, fake classifier) --------------
 
 def _fake_classify(command: str):
-    from classifier.verdict import Verdict
+    from ringfence.classifier.verdict import Verdict
 
     return Verdict(command, "helper")
 
@@ -238,7 +238,7 @@ def test_lone_surrogates_are_written_as_valid_json_escapes():
 
 @needs_engine
 def test_json_mission_case_is_the_exact_contract():
-    from classifier import classify
+    from ringfence.classifier import classify
 
     proc = rf("check", "--json", MISSION)
     out, err = text(proc)
@@ -269,8 +269,8 @@ def test_json_mission_case_is_the_exact_contract():
     ("build", "cd src && pwd", "allow"),
 ])
 def test_json_with_profile_adds_the_gate_decision(profile, cmd, decision):
-    from classifier import classify
-    from profiles.load import load_profile
+    from ringfence.classifier import classify
+    from ringfence.profiles.load import load_profile
     from ringfence.gate import decide
 
     proc = rf("check", "--json", "--profile", profile, cmd)
@@ -299,7 +299,7 @@ def test_json_keeps_non_ascii_unescaped():
 
 @needs_engine
 def test_jsonl_is_in_order_and_matches_check_json():
-    from classifier import classify
+    from ringfence.classifier import classify
 
     cmds = [MISSION, "ls | head", "cat <<EOF\nhi\nEOF", "echo $(id)", "git push origin main",
             "cd src && make 2>&1 | tail -5", "l\\ongbridge news", "héllo wörld"]
@@ -336,7 +336,7 @@ def test_jsonl_mixes_error_objects_with_verdicts_in_place():
 
 @needs_engine
 def test_check_human_output_names_class_keys_and_codes():
-    from classifier import classify
+    from ringfence.classifier import classify
 
     verdict = classify(MISSION)
     proc = rf("check", MISSION)
@@ -358,7 +358,7 @@ def test_check_human_exit_0_for_one_time_too():
 
 @needs_engine
 def test_explain_shows_highlighted_command_tree_and_every_code_explained():
-    from classifier import classify
+    from ringfence.classifier import classify
 
     cmd = 'cd src && git -C . push origin main 2>&1 | tail -5; echo "done: $(date)"'
     verdict = classify(cmd)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from classifier.verdict import Capability, Finding, Verdict
-from profiles.load import load_profile
+from ringfence.classifier.verdict import Capability, Finding, Verdict
+from ringfence.profiles.load import load_profile
 from ringfence.gate import Decision, decide
 
 PROFILES = {n: load_profile(n) for n in ("observe", "build", "strict", "host-assisted", "host")}
@@ -187,7 +187,7 @@ def test_decision_is_frozen():
 
 
 def test_end_to_end_through_the_classifier():
-    classify = pytest.importorskip("classifier.engine").classify
+    classify = pytest.importorskip("ringfence.classifier.engine").classify
     build, strict = PROFILES["build"], PROFILES["strict"]
     v = classify("git -C sub push origin main 2>&1 | tail -5")
     assert v.keys == ("git push",)
@@ -203,7 +203,7 @@ def test_end_to_end_through_the_classifier():
 
 
 def test_profile_built_in_code_without_digest():
-    from profiles.model import CommandRule, Profile
+    from ringfence.profiles.model import CommandRule, Profile
 
     prof = Profile(name="inline", rules=(CommandRule("deny", "curl **"),
                                          CommandRule("allow", "ls *")))

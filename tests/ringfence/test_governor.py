@@ -20,11 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from classifier.verdict import Capability, Finding, Verdict
-from profiles.model import CommandRule, Profile
-from rfcore.errors import ApprovalError, SandboxError, UsageError
+from ringfence.classifier.verdict import Capability, Finding, Verdict
+from ringfence.profiles.model import CommandRule, Profile
+from ringfence.rfcore.errors import ApprovalError, SandboxError, UsageError
 from ringfence import approvals as ap
 from ringfence import governor as G
+from ringfence.fast import run as RUN
 from ringfence import grants as gr
 from ringfence.ledger import Ledger
 
@@ -303,7 +304,7 @@ def test_concurrent_approve_from_two_processes_executes_once(env):
         import os, sys, time
         from ringfence import governor as G
         from ringfence.ledger import Ledger
-        from rfcore.errors import ApprovalError
+        from ringfence.rfcore.errors import ApprovalError
         led = Ledger(sys.argv[1])
         while not os.path.exists(sys.argv[3]):
             time.sleep(0.001)
@@ -445,7 +446,7 @@ def test_every_request_gets_a_ledger_row(env):
 
 
 def test_parse_run_args():
-    p = G.parse_run_args
+    p = RUN.parse_run_args
     assert p(["--host", "--session", "s", "--", "ls", "-la"])["argv"] == ["ls", "-la"]
     o = p(["--profile=strict", "-c", "ls | head"])
     assert (o["profile"], o["command"], o["argv"]) == ("strict", "ls | head", None)
@@ -493,8 +494,8 @@ def needs_stack(test):
 
 RUN = textwrap.dedent("""
     import sys
-    from rfcore.errors import RingfenceError
-    from ringfence.governor import main_run
+    from ringfence.rfcore.errors import RingfenceError
+    from ringfence.fast.run import main_run
     try:
         sys.exit(main_run(sys.argv[1:]))
     except RingfenceError as exc:
@@ -601,23 +602,23 @@ def test_main_run_resolves_the_profile_and_governs(env, monkeypatch):
     monkeypatch.delenv("RINGFENCE_PROFILE", raising=False)
     monkeypatch.chdir(env.ws)
     s = G.Streams(io.BytesIO(), io.BytesIO())
-    code = G.main_run(["--host", "--session", "m", "--profile", "strict", "-c",
+    code = RUN.main_run(["--host", "--session", "m", "--profile", "strict", "-c",
                        "longbridge quote AAPL.US | tail -5"], deps=env.deps,
                       ledger=env.ledger, streams=s)
     assert code == 77 and b"denied by profile 'strict'" in s.err.getvalue()
-    code = G.main_run(["--host", "--session", "m", "-c", "longbridge quote AAPL.US | tail -5"],
+    code = RUN.main_run(["--host", "--session", "m", "-c", "longbridge quote AAPL.US | tail -5"],
                       deps=env.deps, ledger=env.ledger, streams=s)
     assert code == 75
     [rec, _] = env.ledger.list_runs()
     assert (rec.profile, rec.session, rec.workspace) == ("build", "m", str(env.ws))
     env.profiles["host"] = Profile(name="host", source="builtin:host", sandbox=False)
-    code = G.main_run(["--sandbox", "off", "--", "longbridge", "quote", "AAPL.US"],
+    code = RUN.main_run(["--sandbox", "off", "--", "longbridge", "quote", "AAPL.US"],
                       deps=env.deps, ledger=env.ledger, streams=s)
     assert code == 0 and calls(env) == ["quote AAPL.US"]
-    assert G.main_run(["--help"], deps=env.deps, ledger=env.ledger, streams=s) == 0
+    assert RUN.main_run(["--help"], deps=env.deps, ledger=env.ledger, streams=s) == 0
     assert b"ringfence run" in s.out.getvalue()
     with pytest.raises(UsageError, match="not a directory"):
-        G.main_run(["--workspace", str(env.tmp / "nope"), "--", "ls"], deps=env.deps,
+        RUN.main_run(["--workspace", str(env.tmp / "nope"), "--", "ls"], deps=env.deps,
                    ledger=env.ledger, streams=s)
 
 
@@ -664,7 +665,7 @@ def test_interrupted_sandbox_run_is_recorded_aborted(env):
 def test_run_path_imports_no_typer_rich_or_lark(real):
     code = textwrap.dedent("""
         import io, json, sys
-        from ringfence.governor import main_run
+        from ringfence.fast.run import main_run
         code = main_run(["--host", "-c", "echo hot path"])
         bad = sorted(m for m in sys.modules
                      if m.split(".")[0] in ("typer", "rich", "lark", "bashlex", "click"))

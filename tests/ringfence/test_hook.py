@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from profiles.model import Profile
+from ringfence.profiles.model import Profile
 from ringfence.hooks import claude_code as cc
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -175,7 +175,7 @@ def test_capability_not_granted_asks_with_reason(home):
 
 @needs_classifier
 def test_one_time_asks_with_codes_and_messages(home):
-    from classifier import classify
+    from ringfence.classifier import classify
 
     cmd = "echo $(cat /etc/passwd) | sh"
     v = classify(cmd)
@@ -260,7 +260,7 @@ def test_hook_imports_no_typer_rich_or_lark(home):
 
 
 def test_reason_lists_each_finding_once_even_when_the_gate_gives_none():
-    from classifier.verdict import Finding, Verdict
+    from ringfence.classifier.verdict import Finding, Verdict
 
     v = Verdict("x", "one_time", findings=(Finding("RF101", "substitution", (0, 1)),
                                            Finding("RF105", "writes a file", (0, 1))))

@@ -59,7 +59,7 @@ def needs_engine(test):
 def test_check_json_loads_no_cli_framework(tmp_path):
     rc, mods, err = loaded_modules(tmp_path, ["check", "--json", "ls | head"])
     assert rc == 0, err
-    assert "classifier.engine" in mods and "tree_sitter" in mods   # it really classified
+    assert "ringfence.classifier.engine" in mods and "tree_sitter" in mods   # it really classified
     assert forbidden(mods) == set()
 
 
@@ -68,7 +68,7 @@ def test_check_jsonl_loads_no_cli_framework(tmp_path):
     rc, mods, err = loaded_modules(tmp_path, ["check", "--jsonl"],
                                    stdin=b'"ls | head"\n"cat <<EOF\\nx\\nEOF"\n"git push"\n')
     assert rc == 0, err
-    assert "classifier.engine" in mods
+    assert "ringfence.classifier.engine" in mods
     assert forbidden(mods) == set()
 
 
@@ -77,7 +77,7 @@ def test_check_json_with_profile_loads_no_cli_framework_nor_lark(tmp_path):
     rc, mods, err = loaded_modules(tmp_path, ["check", "--json", "--profile", "build",
                                               "git push 2>&1 | tail -3"])
     assert rc == 0, err
-    assert "ringfence.gate" in mods and "profiles.load" in mods
+    assert "ringfence.gate" in mods and "ringfence.profiles.load" in mods
     assert forbidden(mods) == set()
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rfcore.errors import LedgerError
+from ringfence.rfcore.errors import LedgerError
 from ringfence import ledger as L
 from ringfence.changes import diff, snapshot
 from ringfence.ledger import Ledger

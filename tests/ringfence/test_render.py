@@ -12,10 +12,10 @@ import io
 from rich.console import Console
 from rich.tree import Tree
 
-from classifier.verdict import Capability, Decoration, Finding, Verdict
+from ringfence.classifier.verdict import Capability, Decoration, Finding, Verdict
 import pytest
 
-from rfcore.rules import REGISTRY, Rule
+from ringfence.rfcore.rules import REGISTRY, Rule
 from ringfence import render
 
 MISSION = "longbridge news FIG.US 2>&1 | head -30"
