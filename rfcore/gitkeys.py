@@ -1,0 +1,106 @@
+"""Which git configuration keys can make git run a program: one table, two users.
+
+* the classifier's ``git -c KEY=VAL`` / ``--config-env`` / ``GIT_CONFIG_*`` rule: a
+  key that can run a program makes the command ``one_time``;
+* the workspace's host-obeyed judge: a sandbox's change to a git config file is
+  applied only when every key it adds or changes is harmless.
+
+The table is an allowlist: a key that is not listed is treated as one that can run
+a program (unknown keys fail closed). Keys are compared the way git compares them:
+section and variable names are case-insensitive, a subsection (the middle part of
+``branch.main.remote``) is case-sensitive and may be anything.
+
+Sources: git-config(1) "Variables" (git 2.39-2.47), and for what runs programs
+``core.pager``, ``core.editor``, ``core.sshCommand``, ``core.fsmonitor``,
+``core.hooksPath``, ``core.askPass``, ``alias.*`` (``!`` aliases run a shell),
+``pager.*``, ``*.command``, ``filter.*``, ``diff.*.textconv``/``.command``,
+``merge.*.driver``, ``credential.helper``, ``gpg.program``, ``include*``,
+``remote.*.receivepack``/``uploadpack``/``vcs``, ``submodule.*.update``
+(``!cmd``), ``sequence.editor``, ``protocol.*.allow`` (enables ``ext::``).
+Leaf module: stdlib only, imported by classifier and ringfence alike.
+"""
+
+from __future__ import annotations
+
+# section.variable (two-level keys), lower case.
+_SAFE_TWO_LEVEL = frozenset({
+    "core.repositoryformatversion", "core.filemode", "core.bare", "core.logallrefupdates",
+    "core.ignorecase", "core.precomposeunicode", "core.symlinks", "core.autocrlf",
+    "core.eol", "core.safecrlf", "core.quotepath", "core.abbrev", "core.compression",
+    "core.loosecompression", "core.whitespace", "core.checkstat", "core.trustctime",
+    "core.untrackedcache", "core.preloadindex", "core.sparsecheckout", "core.commentchar",
+    "core.splitindex", "core.multipackindex",
+    "init.defaultbranch",
+    "commit.verbose", "commit.status", "commit.cleanup",
+    "pull.rebase", "pull.ff", "push.default", "push.autosetupremote", "push.followtags",
+    "fetch.prune", "fetch.prunetags", "fetch.parallel", "fetch.writecommitgraph",
+    "merge.ff", "merge.conflictstyle", "merge.log", "merge.stat", "merge.renames",
+    "rebase.autosquash", "rebase.autostash", "rebase.updaterefs", "rebase.stat",
+    "diff.renames", "diff.algorithm", "diff.colormoved", "diff.context", "diff.mnemonicprefix",
+    "diff.noprefix", "diff.relative", "diff.statgraphwidth", "diff.submodule",
+    "status.showuntrackedfiles", "status.short", "status.branch", "status.relativepaths",
+    "status.submodulesummary",
+    "log.date", "log.decorate", "log.follow", "log.showsignature", "log.abbrevcommit",
+    "format.pretty", "format.signoff",
+    "gc.auto", "gc.autodetach", "gc.pruneexpire", "gc.reflogexpire",
+    "branch.autosetupmerge", "branch.autosetuprebase", "branch.sort",
+    "tag.sort", "rerere.enabled", "rerere.autoupdate",
+    "extensions.worktreeconfig", "extensions.objectformat",
+    "checkout.defaultremote", "clone.defaultremotename",
+    "advice.detachedhead", "help.autocorrect", "transfer.fsckobjects",
+    "feature.manyfiles", "index.version", "pack.threads",
+})
+
+# Whole sections whose every key is harmless (they name people, colours, messages).
+_SAFE_SECTIONS = frozenset({"user", "author", "committer", "color", "i18n", "advice", "column"})
+
+# section.<subsection>.variable (three-level keys): variable names per section.
+_SAFE_THREE_LEVEL = {
+    "branch": frozenset({"remote", "pushremote", "merge", "rebase", "description"}),
+    "remote": frozenset({"url", "pushurl", "fetch", "push", "tagopt", "prune", "mirror",
+                         "skipdefaultupdate", "skipfetchall"}),
+    "color": None,   # color.diff.meta etc.: None means every variable
+    "user": None,
+}
+
+# A remote URL through these transports runs a program (git-remote-ext, fd::).
+_RUNNING_URL_PREFIXES = ("ext::", "fd::")
+_COMMIT_SIGNING = frozenset({"commit.gpgsign", "tag.gpgsign", "push.gpgsign"})
+
+
+def split_key(key: str) -> tuple[str, str | None, str]:
+    """``Branch.Main.Remote`` -> ("branch", "Main", "remote"): git's own case rules."""
+    first, _, rest = key.partition(".")
+    sub, _, var = rest.rpartition(".")
+    return first.lower(), (sub if _ else None), var.lower()
+
+
+def key_can_run_program(key: str, value: str | None = None) -> bool:
+    """True when setting ``key`` (to ``value``, where known) can make git run a program.
+
+    Unknown or malformed keys answer True: the caller then holds or asks.
+    """
+    section, sub, var = split_key(key.strip())
+    if not section or not var:
+        return True
+    if sub is None:
+        name = f"{section}.{var}"
+        if section in _SAFE_SECTIONS or name in _SAFE_TWO_LEVEL:
+            return False
+        if name in _COMMIT_SIGNING:
+            # Turning signing off runs nothing; turning it on runs gpg.program.
+            return (value or "").strip().lower() not in ("false", "no", "off", "0")
+        return True
+    allowed = _SAFE_THREE_LEVEL.get(section, frozenset())
+    if section not in _SAFE_THREE_LEVEL:
+        return True
+    if allowed is not None and var not in allowed:
+        return True
+    if section == "remote" and var in ("url", "pushurl"):
+        v = (value or "").strip().lower()
+        if value is None or v.startswith(_RUNNING_URL_PREFIXES):
+            return True
+    return False
+
+
+__all__ = ["key_can_run_program", "split_key"]
