@@ -5,7 +5,7 @@ from pathlib import Path
 from ringfence.profiles.schema import all_keys
 from ringfence.rfcore.rules import REGISTRY
 
-DOC = (Path(__file__).resolve().parents[2] / "docs" / "ringfence.profiles.md").read_text(encoding="utf-8")
+DOC = (Path(__file__).resolve().parents[2] / "docs" / "profiles.md").read_text(encoding="utf-8")
 
 
 def test_every_schema_key_is_documented():

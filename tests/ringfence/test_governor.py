@@ -25,7 +25,7 @@ from ringfence.profiles.model import CommandRule, Profile
 from ringfence.rfcore.errors import ApprovalError, SandboxError, UsageError
 from ringfence import approvals as ap
 from ringfence import governor as G
-from ringfence.fast import run as RUN
+from ringfence.fast import run as run_cli
 from ringfence import grants as gr
 from ringfence.ledger import Ledger
 
@@ -446,7 +446,7 @@ def test_every_request_gets_a_ledger_row(env):
 
 
 def test_parse_run_args():
-    p = RUN.parse_run_args
+    p = run_cli.parse_run_args
     assert p(["--host", "--session", "s", "--", "ls", "-la"])["argv"] == ["ls", "-la"]
     o = p(["--profile=strict", "-c", "ls | head"])
     assert (o["profile"], o["command"], o["argv"]) == ("strict", "ls | head", None)
@@ -602,23 +602,23 @@ def test_main_run_resolves_the_profile_and_governs(env, monkeypatch):
     monkeypatch.delenv("RINGFENCE_PROFILE", raising=False)
     monkeypatch.chdir(env.ws)
     s = G.Streams(io.BytesIO(), io.BytesIO())
-    code = RUN.main_run(["--host", "--session", "m", "--profile", "strict", "-c",
+    code = run_cli.main_run(["--host", "--session", "m", "--profile", "strict", "-c",
                        "longbridge quote AAPL.US | tail -5"], deps=env.deps,
                       ledger=env.ledger, streams=s)
     assert code == 77 and b"denied by profile 'strict'" in s.err.getvalue()
-    code = RUN.main_run(["--host", "--session", "m", "-c", "longbridge quote AAPL.US | tail -5"],
+    code = run_cli.main_run(["--host", "--session", "m", "-c", "longbridge quote AAPL.US | tail -5"],
                       deps=env.deps, ledger=env.ledger, streams=s)
     assert code == 75
     [rec, _] = env.ledger.list_runs()
     assert (rec.profile, rec.session, rec.workspace) == ("build", "m", str(env.ws))
     env.profiles["host"] = Profile(name="host", source="builtin:host", sandbox=False)
-    code = RUN.main_run(["--sandbox", "off", "--", "longbridge", "quote", "AAPL.US"],
+    code = run_cli.main_run(["--sandbox", "off", "--", "longbridge", "quote", "AAPL.US"],
                       deps=env.deps, ledger=env.ledger, streams=s)
     assert code == 0 and calls(env) == ["quote AAPL.US"]
-    assert RUN.main_run(["--help"], deps=env.deps, ledger=env.ledger, streams=s) == 0
+    assert run_cli.main_run(["--help"], deps=env.deps, ledger=env.ledger, streams=s) == 0
     assert b"ringfence run" in s.out.getvalue()
     with pytest.raises(UsageError, match="not a directory"):
-        RUN.main_run(["--workspace", str(env.tmp / "nope"), "--", "ls"], deps=env.deps,
+        run_cli.main_run(["--workspace", str(env.tmp / "nope"), "--", "ls"], deps=env.deps,
                    ledger=env.ledger, streams=s)
 
 
