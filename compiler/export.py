@@ -14,12 +14,13 @@ warning on stderr. Nothing is dropped silently.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from typing import Callable
 
 from ringfence.profiles.model import Profile
-from ringfence.rfcore.errors import UsageError
+from ringfence.rfcore.errors import EXIT_USAGE, UsageError
 
 from .backends.exportlib import Export
 
@@ -52,9 +53,23 @@ def render(profile: Profile, fmt: str, *, workspace: str, host=None) -> Export:
     return _bwrap(spec)
 
 
+class ExportUsageError(UsageError):
+    """An export asked for something `run` would refuse: exit 2 (nothing exported)."""
+
+    exit_code = EXIT_USAGE
+
+
 def export(profile: Profile, fmt: str, *, workspace: str, host=None,
-           warn: Callable[[str], None] | None = None) -> str:
-    """Render ``profile`` as ``fmt``; each unsupported item is also warned on stderr."""
+           warn: Callable[[str], None] | None = None, home: str | None = None) -> str:
+    """Render ``profile`` as ``fmt``; each unsupported item is also warned on stderr.
+
+    The workspace is checked as `run` checks it (RF609, RF616): an export never
+    makes writable what a run would refuse to.
+    """
+    from .workspace import refuse_unusable_workspace
+
+    refuse_unusable_workspace(profile, workspace, home or os.path.expanduser("~"),
+                              error=ExportUsageError, action="nothing was exported")
     result = render(profile, fmt, workspace=workspace, host=host)
     emit = warn or (lambda msg: print(msg, file=sys.stderr))
     for item in result.unsupported:

@@ -64,8 +64,13 @@ def lint(path_or_name: str, *, workspace: str | None = None) -> list[Diagnostic]
     """
     chain = load.resolve_chain(path_or_name)
     out = _from_problems(chain.problems)
-    if out:
-        return _dedupe(out)
+    if chain.problems:
+        # Like ruff and ShellCheck: one pass reports everything. Schema problems
+        # (RF501/RF502) leave the files readable, so lint goes on with the bad
+        # keys set aside; a file that cannot be read or resolved stops here.
+        chain = _without_bad_keys(chain)
+        if chain is None:
+            return _dedupe(out)
     leaf = chain.layers[-1]
     if workspace is None and not leaf.builtin and leaf.path.name == ".ringfence.toml":
         workspace = str(leaf.path.resolve().parent)
@@ -81,6 +86,58 @@ def lint(path_or_name: str, *, workspace: str | None = None) -> list[Diagnostic]
     _check_credentials(profile, origins, out)
     _check_network(profile, origins, leaf.display, out)
     return _dedupe(out)
+
+
+_FILE_LEVEL = {load.CODE_TOML, load.CODE_EXTENDS_MISSING, load.CODE_EXTENDS_CYCLE}
+
+
+def _without_bad_keys(chain):
+    """A copy of ``chain`` whose layers lack every key a schema problem names, or
+    None when a problem is about a whole file (unreadable, missing, a cycle)."""
+    import copy
+
+    if not chain.layers or any(p.code in _FILE_LEVEL for p, _ in chain.problems):
+        return None
+    by_file: dict = {}
+    for problem, where in chain.problems:
+        by_file.setdefault(where.file, []).append(problem.key or where.key)
+    layers = []
+    for layer in chain.layers:
+        data = copy.deepcopy(layer.data)
+        # Deepest first, and list items from the end, so indexes stay valid.
+        for key in sorted(filter(None, by_file.get(layer.display, ())), key=_key_order,
+                          reverse=True):
+            _drop(data, key)
+        layers.append(load.Layer(layer.display, layer.path, layer.text, data, layer.lines,
+                                 layer.builtin))
+    try:
+        load.build(load.Chain(layers))
+    except Exception:       # still not buildable: the schema problems are the report
+        return None
+    return load.Chain(layers)
+
+
+def _key_order(key: str):
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p)
+            for p in re.split(r"[.\[\]]+", key) if p]
+
+
+def _drop(data: dict, key: str) -> None:
+    """Remove ``a.b`` or ``a.b[2]`` from nested data (no error if it is not there)."""
+    parts = [int(p) if p.isdigit() else p for p in re.split(r"[.\[\]]+", key) if p]
+    node = data
+    for part in parts[:-1]:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return
+    last = parts[-1] if parts else None
+    try:
+        if isinstance(node, dict) and last in node or isinstance(node, list) and \
+                isinstance(last, int) and last < len(node):
+            del node[last]
+    except TypeError:
+        return
 
 
 def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:

@@ -417,7 +417,7 @@ def generate_builtin_table(sources: Iterable[str]) -> str:
 
 def builtin_sources() -> list[str]:
     """Every pattern used by a built-in profile (the shipped table's keys)."""
-    from .load import BUILTIN_DIR, build, resolve_chain
+    from .chain import BUILTIN_DIR, build, resolve_chain
 
     out: list[str] = []
     for path in sorted(BUILTIN_DIR.glob("*.toml")):

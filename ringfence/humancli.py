@@ -23,7 +23,10 @@ class _Parser(argparse.ArgumentParser):
 def main(name: str, argv: list[str]) -> int:
     parser = _Parser(prog=f"ringfence {name}", add_help=False)
     parser.add_argument("command", nargs="?")
-    parser.add_argument("--profile")
+    parser.add_argument("-p", "--profile")
+    if name == "explain" and any(a in ("--json", "--jsonl") for a in argv):
+        raise CheckUsageError("explain is for people and has no --json/--jsonl",
+                              hint="ringfence check --json 'CMD' prints the verdict as JSON")
     args = parser.parse_args(argv)
     if args.command is None:
         raise CheckUsageError(f"missing the command to {name}", hint=HINTS[name])

@@ -60,48 +60,9 @@ def default_path(env: Mapping[str, str] | None = None) -> Path:
     return state_dir(env) / "ledger.db"
 
 
-# --- migrations: each is one function, applied in ONE transaction ----------------
+# --- migrations (ringfence/ledger_schema.py): each applied in ONE transaction -----
 
-def _m1_runs(c: sqlite3.Connection) -> None:
-    c.execute("""CREATE TABLE runs (
-        id TEXT PRIMARY KEY, created_at REAL NOT NULL, kind TEXT NOT NULL,
-        profile TEXT, spec_digest TEXT, workspace TEXT, cwd TEXT,
-        command TEXT NOT NULL, argv TEXT, verdict TEXT, decision TEXT,
-        session TEXT, parent_id TEXT REFERENCES runs(id))""")
-    c.execute("""CREATE TABLE run_events (
-        run_id TEXT NOT NULL REFERENCES runs(id), seq INTEGER NOT NULL,
-        state TEXT NOT NULL, at REAL NOT NULL, pid INTEGER, pid_start TEXT,
-        exit_code INTEGER, duration REAL, stdout_tail TEXT, stderr_tail TEXT,
-        changes TEXT, network TEXT, degradations TEXT, approval_id TEXT, note TEXT,
-        PRIMARY KEY (run_id, seq))""")
-    for table in ("runs", "run_events"):
-        for op in ("UPDATE", "DELETE"):
-            c.execute(f"""CREATE TRIGGER {table}_no_{op.lower()} BEFORE {op} ON {table}
-                BEGIN SELECT RAISE(ABORT, '{table} are append-only'); END""")
-
-
-def _m2_approvals(c: sqlite3.Connection) -> None:
-    c.execute("""CREATE TABLE approvals (
-        id TEXT PRIMARY KEY, run_id TEXT NOT NULL REFERENCES runs(id),
-        created_at REAL NOT NULL, command TEXT NOT NULL, argv TEXT,
-        keys TEXT NOT NULL, verdict_class TEXT NOT NULL, reasons TEXT NOT NULL,
-        where_ TEXT NOT NULL, profile TEXT, profile_source TEXT,
-        profile_digest TEXT, workspace TEXT, cwd TEXT, session TEXT,
-        status TEXT NOT NULL DEFAULT 'pending', scope TEXT,
-        decided_at REAL, decided_by TEXT, decided_session TEXT)""")
-    c.execute("CREATE INDEX approvals_status ON approvals(status)")
-    c.execute("""CREATE TABLE grants (
-        key TEXT NOT NULL, scope TEXT NOT NULL, session TEXT NOT NULL,
-        created_at REAL NOT NULL, expires_at REAL, approval_id TEXT,
-        PRIMARY KEY (key, scope, session))""")
-
-
-def _m3_event_index(c: sqlite3.Connection) -> None:
-    c.execute("CREATE INDEX run_events_state ON run_events(state)")
-    c.execute("CREATE INDEX runs_created ON runs(created_at)")
-
-
-MIGRATIONS = (_m1_runs, _m2_approvals, _m3_event_index)
+from .ledger_schema import MIGRATIONS  # noqa: E402
 
 
 def migrate(conn: sqlite3.Connection, upto: int | None = None) -> int:
@@ -347,11 +308,30 @@ class Ledger:
         row = self.conn.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
         return self._record(row) if row else None
 
-    def list_runs(self, limit: int | None = 50) -> list[RunRecord]:
-        sql = "SELECT * FROM runs ORDER BY created_at DESC, rowid DESC"
-        rows = self.conn.execute(sql + (" LIMIT ?" if limit else ""),
-                                 (limit,) if limit else ()).fetchall()
-        return [self._record(r) for r in rows]
+    def list_runs(self, limit: int | None = 50, *, state: str | None = None,
+                  session: str | None = None, since: float | None = None) -> list[RunRecord]:
+        """Newest first; ``state`` is the reported state (a dead `running` is `aborted`)."""
+        where, args = [], []
+        if session is not None:
+            where.append("session = ?")
+            args.append(storable(session))
+        if since is not None:
+            where.append("created_at >= ?")
+            args.append(since)
+        sql = ("SELECT * FROM runs" + (" WHERE " + " AND ".join(where) if where else "")
+               + " ORDER BY created_at DESC, rowid DESC")
+        if state is None:
+            rows = self.conn.execute(sql + (" LIMIT ?" if limit else ""),
+                                     (*args, limit) if limit else args).fetchall()
+            return [self._record(r) for r in rows]
+        out = []
+        for row in self.conn.execute(sql, args):
+            rec = self._record(row)
+            if rec.state == state:
+                out.append(rec)
+                if limit and len(out) >= limit:
+                    break
+        return out
 
     def export(self) -> Iterator[dict]:
         for row in self.conn.execute("SELECT * FROM runs ORDER BY created_at, rowid").fetchall():

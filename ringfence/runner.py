@@ -154,16 +154,10 @@ def compile_for(profile, workspace: str, env: Mapping[str, str]):
 def _refuse_broad_workspace(profile, workspace: str, home: str) -> None:
     """A run whose writable workspace is / or contains the home directory would make
     dotfiles, ~/.local/bin and autostart entries writable: far more than "the
-    project". Refused at run time (exports of such a spec are still allowed)."""
-    if not profile.sandbox or "{workspace}" not in profile.filesystem.writable:
-        return
-    real, home = os.path.realpath(workspace), os.path.realpath(home)
-    if real == "/" or home == real or home.startswith(real.rstrip("/") + "/"):
-        from ringfence.rfcore.errors import SandboxError
+    project". Refused (RF616); every export refuses the same (compiler.workspace)."""
+    from ringfence.compiler.workspace import refuse_unusable_workspace
 
-        raise SandboxError(f"workspace {workspace} is / or contains your home directory "
-                           f"({home}); refusing to make it writable (RF616)",
-                           hint="run from the project directory or pass --workspace DIR")
+    refuse_unusable_workspace(profile, workspace, home)
 
 
 def execute_prepared(p: Prepared, *, timeout: float | None = None,

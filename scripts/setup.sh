@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up everything ringfence needs on a fresh machine, idempotently:
-#   - bubblewrap and socat from Debian/Ubuntu packages (when running as root)
+#   - bubblewrap from Debian/Ubuntu packages (when running as root)
 #   - a virtualenv in .venv with ringfence and its test dependencies
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,7 +8,6 @@ VENV=${VENV:-.venv}
 
 need=()
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
-command -v socat >/dev/null 2>&1 || need+=(socat)
 if ((${#need[@]})); then
   if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing ${need[*]} with apt-get" >&2

@@ -16,7 +16,7 @@ app = typer.Typer(
     help="Preflight-check agent shell commands, run them in real sandboxes, "
          "and govern host access.\n\nExample: ringfence check 'git push 2>&1 | tail -5'",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,   # `ringfence --install-completion` (README "Shell completion")
     rich_markup_mode="rich",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -49,6 +49,9 @@ def _register() -> None:
 
 
 def main(argv: list[str]) -> int:
+    from .options import hide_flag_types
+
+    hide_flag_types()
     _register()
     try:
         # standalone mode: typer reports usage errors itself (exit 2) and

@@ -15,6 +15,7 @@ from typing import Optional
 
 import typer
 
+from . import options
 from ringfence.rfcore.errors import EXIT_USAGE, UsageError
 
 
@@ -129,7 +130,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(grants_app, name="grants")
 
     @approvals_app.command("list")
-    def approvals_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    def approvals_list(as_json: bool = options.json_flag()) -> None:
         """List pending requests: id, command, capabilities, reasons, age.
 
         Example: ringfence approvals list
@@ -141,10 +142,9 @@ def register(app: typer.Typer) -> None:
         approval_id: str = typer.Argument(..., metavar="ID", help="The ap_… id printed by run."),
         scope: str = typer.Option("once", "--scope",
                                   help="once | session | always (grants the capabilities)."),
-        session: Optional[str] = typer.Option(None, "--session",
-                                              help="Session for a session grant "
-                                                   "(default: RINGFENCE_SESSION, else the "
-                                                   "request's session)."),
+        session: Optional[str] = options.session(
+            "Session for a session grant (default: RINGFENCE_SESSION, else the request's "
+            "session)."),
     ) -> None:
         """Run a pending request where it was asked for, with its real output and exit status.
 
@@ -181,7 +181,7 @@ def register(app: typer.Typer) -> None:
         console.print(f"denied {a.id} (run {a.run_id})", highlight=False)
 
     @grants_app.command("list")
-    def grants_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    def grants_list(as_json: bool = options.json_flag()) -> None:
         """List active grants (expired session grants are hidden).
 
         Example: ringfence grants list --json
@@ -199,6 +199,7 @@ def register(app: typer.Typer) -> None:
         Example: ringfence grants revoke 'git push'
         """
         from ringfence.grants import revoke
+        from ringfence.render import visible
 
         from .output import console
 
@@ -207,4 +208,7 @@ def register(app: typer.Typer) -> None:
                              hint="ringfence grants revoke longbridge")
         with _ledger() as led:
             n = revoke(led, key, all_=all_)
+        if n == 0 and not all_:
+            raise CliUsageError(f"no such grant: {visible(key)!r}; nothing was revoked",
+                                hint="'ringfence grants list' shows the active grants")
         console.print(f"revoked {n} grant{'s' if n != 1 else ''}", highlight=False)

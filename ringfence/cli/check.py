@@ -13,6 +13,8 @@ from typing import Optional
 
 import typer
 
+from . import options
+
 from ringfence.rfcore.errors import EXIT_USAGE, UsageError
 
 
@@ -62,16 +64,17 @@ def register(app: typer.Typer) -> None:
     def check(
         command: Optional[str] = typer.Argument(
             None, help="The exact `bash -c` string (omit with --jsonl)."),
-        json_: bool = typer.Option(False, "--json", help="Print the SPEC §2 JSON object."),
+        json_: bool = options.json_flag("Print the verdict as one JSON object (the contract's "
+                                        "fields; see docs/cli-check.md)."),
         jsonl: bool = typer.Option(
             False, "--jsonl",
             help="Read one JSON string per line on stdin; write one object per line."),
-        profile: Optional[str] = typer.Option(
-            None, "--profile", metavar="P",
-            help="Also decide allow/ask/deny under profile P (name or TOML path)."),
-        jobs: Optional[int] = typer.Option(
-            None, "--jobs", metavar="N",
-            help="--jsonl worker processes for large batches (default: usable CPUs, max 4)."),
+        profile: Optional[str] = options.profile(
+            "Also decide allow/ask/deny under profile P (name or TOML path)."),
+        jobs: Optional[str] = options.number_text(
+            None, "--jobs",
+            "--jsonl worker processes for large batches, 1 to 64 (default: usable CPUs, "
+            "max 4)."),
     ) -> None:
         """Classify a command and print a readable verdict.
 
@@ -87,7 +90,7 @@ def register(app: typer.Typer) -> None:
 
             argv = (["--json"] if json_ else []) + (["--jsonl"] if jsonl else [])
             argv += ["--profile", profile] if profile else []
-            argv += ["--jobs", str(jobs)] if jobs is not None else []
+            argv += ["--jobs", jobs] if jobs is not None else []
             argv += ["--", command] if command is not None else []
             raise typer.Exit(fast.main(argv))
         if command is None:
@@ -103,8 +106,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def explain(
         command: str = typer.Argument(..., help="The exact `bash -c` string."),
-        profile: Optional[str] = typer.Option(
-            None, "--profile", metavar="P", help="Also show the decision under profile P."),
+        profile: Optional[str] = options.profile("Also show the decision under profile P."),
     ) -> None:
         """Explain a verdict: highlighted spans, invocation tree, code explanations.
 
@@ -134,7 +136,7 @@ def register(app: typer.Typer) -> None:
         console.print(render.rule_view(find_rule(code)))
 
     @app.command()
-    def rules(json_: bool = typer.Option(False, "--json", help="Print a JSON array.")) -> None:
+    def rules(json_: bool = options.json_flag("Print a JSON array.")) -> None:
         """List every rule code with its name, family, summary and status.
 
         Example: ringfence rules --json | jq -r '.[].code'

@@ -7,7 +7,7 @@ so that ``ringfence --help`` lists the command.
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Optional
 
 import typer
 

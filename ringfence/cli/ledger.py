@@ -13,6 +13,10 @@ from typing import Optional
 
 import typer
 
+from ringfence.rfcore.errors import EXIT_USAGE, UsageError
+
+from . import options
+
 STATE_STYLE = {"completed": "green", "failed": "red", "waiting_for_approval": "bold yellow",
                "denied": "magenta", "aborted": "red", "sandbox_error": "bold red",
                "running": "cyan"}
@@ -56,13 +60,41 @@ def _secs(value) -> str | None:
     return None if value is None else f"{value:.2f}s"
 
 
-def _list(limit: int, as_json: bool) -> None:
+MAX_LIMIT = 1_000_000
+LIST_STATES = ("completed", "failed", "waiting_for_approval", "denied", "aborted",
+               "sandbox_error", "running")
+
+
+class LedgerUsageError(UsageError):
+    exit_code = EXIT_USAGE
+
+
+def parse_when(text: str, option: str) -> float:
+    """An absolute local date/time (YYYY-MM-DD[THH:MM[:SS]]) or an age (90m, 12h, 7d)."""
+    import re
+    from datetime import datetime
+
+    raw = text.strip()
+    m = re.fullmatch(r"([0-9]{1,6})([smhdw])", raw)
+    if m:
+        unit = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[m.group(2)]
+        return time.time() - int(m.group(1)) * unit
+    try:
+        when = datetime.fromisoformat(raw.replace(" ", "T"))
+    except ValueError:
+        raise LedgerUsageError(
+            f"{option} takes a date (YYYY-MM-DD[THH:MM[:SS]], local time) or an age such as "
+            f"12h or 30d, not {text!r}", hint=f"for example {option} 30d") from None
+    return when.timestamp()
+
+
+def _list(limit: int, as_json: bool, *, state=None, session=None, since=None) -> None:
     from rich.table import Table
 
     from .output import console
 
     with _ledger() as led:
-        runs = led.list_runs(limit=limit)
+        runs = led.list_runs(limit=limit, state=state, session=session, since=since)
     if as_json:
         print(json.dumps([r.to_json() for r in runs], indent=2))
         return
@@ -204,18 +236,74 @@ def register(app: typer.Typer) -> None:
     app.add_typer(ledger_app, name="ledger")
 
     @ledger_app.command("list")
-    def ledger_list(as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-                    limit: int = typer.Option(50, "--limit", min=1,
-                                              help="How many recent runs.")) -> None:
+    def ledger_list(as_json: bool = options.json_flag(),
+                    limit: str = options.number_text("50", "--limit",
+                                                     f"How many recent runs (1 to {MAX_LIMIT})."),
+                    state: Optional[str] = typer.Option(
+                        None, "--state", metavar="STATE",
+                        help="Only runs in STATE: " + ", ".join(LIST_STATES) + "."),
+                    session: Optional[str] = options.session("Only runs of session S."),
+                    since: Optional[str] = typer.Option(
+                        None, "--since", metavar="WHEN",
+                        help="Only runs started at or after WHEN: YYYY-MM-DD[THH:MM[:SS]] "
+                             "(local time) or an age such as 90m, 12h, 7d.")) -> None:
         """List recent runs, newest first.
 
-        Example: ringfence ledger list --json --limit 5
+        Example: ringfence ledger list --state waiting_for_approval --since 1d
         """
-        _list(limit, as_json)
+        from ringfence.fast.numbers import number
+
+        n = number(limit, option="--limit", low=1, high=MAX_LIMIT, example=20)
+        if state is not None and state not in LIST_STATES:
+            raise LedgerUsageError(f"unknown state {state!r}",
+                                   hint="use one of " + ", ".join(LIST_STATES))
+        _list(n, as_json, state=state, session=session,
+              since=None if since is None else parse_when(since, "--since"))
+
+    @ledger_app.command("prune")
+    def ledger_prune(
+        before: Optional[str] = typer.Option(
+            None, "--before", metavar="WHEN",
+            help="Delete runs started before WHEN: YYYY-MM-DD[THH:MM[:SS]] (local time) or "
+                 "an age such as 30d."),
+        keep: Optional[str] = options.number_text(
+            None, "--keep", "Keep the N most recent runs, delete the older ones."),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Only say what would go."),
+        as_json: bool = options.json_flag("Print the counts as JSON."),
+    ) -> None:
+        """Delete old runs in one transaction (the only path that deletes ledger rows).
+
+        A run waiting for approval, and every run that a kept run escalated from,
+        is never deleted. With both options, a run must be older than --before AND
+        outside the --keep newest to go.
+
+        Example: ringfence ledger prune --before 30d --keep 1000
+        """
+        from ringfence.fast.numbers import number
+        from ringfence.ledger_prune import prune
+
+        from .output import console
+
+        if before is None and keep is None:
+            raise LedgerUsageError("ledger prune needs --before WHEN or --keep N",
+                                   hint="ringfence ledger prune --before 30d")
+        cutoff = None if before is None else parse_when(before, "--before")
+        n = None if keep is None else number(keep, option="--keep", low=0, high=10**12,
+                                             example=1000)
+        with _ledger() as led:
+            result = prune(led, before=cutoff, keep=n, dry_run=dry_run)
+        if as_json:
+            print(json.dumps(result))
+            return
+        verb = "would delete" if dry_run else "deleted"
+        held = result["kept_for_pending_or_children"]
+        console.print(f"{verb} {result['runs']} run(s) and {result['events']} event(s)"
+                      + (f"; kept {held} older run(s) that a pending approval or a kept run "
+                         "needs" if held else ""), highlight=False)
 
     @ledger_app.command("show")
     def ledger_show(run_id: str = typer.Argument(..., metavar="ID"),
-                    as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+                    as_json: bool = options.json_flag()) -> None:
         """Show one run: command and verdict, approvals, file diff, network.
 
         Example: ringfence ledger show run_3xk2m7q9ab

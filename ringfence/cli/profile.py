@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from . import options
 from ringfence.rfcore.errors import EXIT_LINT, EXIT_USAGE, RingfenceError, UsageError
 
 FORMATS = ("bwrap", "json", "srt", "seatbelt", "claude-code")
@@ -52,36 +53,40 @@ def _list(workspace: Optional[str]) -> None:
         console.print(f"● active: [bold]{active.name}[/] ({why})", highlight=False)
 
 
-def _show(name: Optional[str], workspace: Optional[str], as_json: bool) -> None:
-    from ringfence.profiles.load import load_profile, profile_summary, resolve_active
+SHOW_FORMATS = ("toml", "table", "json")
 
-    from .output import console
 
+def _show(name: Optional[str], workspace: Optional[str], fmt: str) -> None:
+    from ringfence.profiles.load import load_profile, resolve_active
+    from ringfence.profiles.show import profile_rows, profile_summary, profile_toml
+
+    if fmt not in SHOW_FORMATS:
+        raise ProfileUsageError(f"unknown format {fmt!r} for profile show",
+                                hint="use one of " + ", ".join(SHOW_FORMATS))
     ws = workspace or os.getcwd()
     if name:
         profile, why = load_profile(name, workspace=ws), "requested on the command line"
     else:
         profile, why = resolve_active(None, env=os.environ, workspace=ws)
-    data = profile_summary(profile)
-    if as_json:
+    if fmt == "json":
+        data = profile_summary(profile)
         data["why"] = why
         print(json.dumps(data, indent=2))
         return
-    console.print(f"[bold]{profile.name}[/] — {profile.description or '(no description)'}",
-                  highlight=False)
-    console.print(f"active because: {why}" if not name else f"shown because: {why}",
-                  highlight=False)
-    if profile.extends:
-        console.print("extends: " + " -> ".join(profile.extends), highlight=False)
-    for section, values in data.items():
-        if section in ("name", "extends", "why"):
-            continue
-        if isinstance(values, dict):
-            console.print(f"[bold]\\[{section}][/]", highlight=False)
-            for k, v in values.items():
-                console.print(f"  {k} = {json.dumps(v)}", highlight=False, soft_wrap=True)
-        else:
-            console.print(f"{section} = {json.dumps(values)}", highlight=False)
+    if fmt == "toml":
+        # Plain stdout, no rich: the text is a profile file (save it, lint it, load it).
+        print(profile_toml(profile, why=why), end="")
+        return
+    from rich.table import Table
+
+    from .output import console
+
+    table = Table(title=f"profile {profile.name} ({why})", title_justify="left")
+    table.add_column("setting", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    for key, value in profile_rows(profile):
+        table.add_row(key, value)
+    console.print(table)
     if not profile.sandbox:
         console.print("[bold yellow]warning:[/] this profile runs commands WITHOUT a sandbox",
                       highlight=False)
@@ -122,7 +127,7 @@ def _compile(name: str, fmt: str, workspace: Optional[str]) -> None:
             raise ProfileUsageError("profile compile: the exporters (compiler.export) are not "
                                     "available in this build") from None
         raise
-    text = export(profile, fmt, workspace=ws)
+    text = export(profile, fmt, workspace=ws)   # refuses what `run` refuses (RF609, RF616)
     print(text, end="" if text.endswith("\n") else "\n")
 
 
@@ -134,9 +139,8 @@ def register(app: typer.Typer) -> None:
     app.add_typer(group, name="profile")
 
     @group.command("list")
-    def list_(workspace: Optional[str] = typer.Option(
-            None, "--workspace", help="Workspace whose .ringfence.toml counts (default: cwd).")
-    ) -> None:
+    def list_(workspace: Optional[str] = options.workspace(
+            "Workspace whose .ringfence.toml counts (default: cwd).")) -> None:
         """List the built-in profiles and mark the active one.
 
         Example: ringfence profile list
@@ -147,23 +151,27 @@ def register(app: typer.Typer) -> None:
     def show(
         name: Optional[str] = typer.Argument(None, help="Built-in name or TOML path "
                                              "(default: the active profile)."),
-        workspace: Optional[str] = typer.Option(None, "--workspace",
-                                                help="Workspace directory (default: cwd)."),
-        as_json: bool = typer.Option(False, "--json", help="Print the resolved settings as JSON."),
+        workspace: Optional[str] = options.workspace(),
+        fmt: str = typer.Option("toml", "--format", "-f", metavar="toml|table|json",
+                                help="toml: a profile file that lints clean and loads back "
+                                     "to the same settings; table: for reading; json."),
+        as_json: bool = options.json_flag("Same as --format json."),
     ) -> None:
         """Say which profile is active and why, then its resolved settings.
 
         Precedence: --profile / RINGFENCE_PROFILE, then .ringfence.toml in the workspace,
         then $XDG_CONFIG_HOME/ringfence/config.toml, then the built-in build profile.
 
-        Example: ringfence profile show strict
+        Example: ringfence profile show strict > my-profile.toml
         """
-        _show(name, workspace, as_json)
+        _show(name, workspace, "json" if as_json else fmt)
 
     @group.command("lint")
     def lint_(targets: List[str] = typer.Argument(..., metavar="NAME|PATH...",
                                                   help="Profiles to lint.")) -> None:
         """Check profiles; print `file:line: CODE message [key]`. Exit 1 on any problem.
+
+        Every problem of a file is reported in one pass.
 
         Example: ringfence profile lint strict ./my-profile.toml
         """
@@ -174,14 +182,15 @@ def register(app: typer.Typer) -> None:
     @group.command("compile")
     def compile_(
         name: str = typer.Argument(..., help="Built-in name or TOML path."),
-        fmt: str = typer.Option(..., "--format", help="bwrap | json | srt | seatbelt | "
-                                "claude-code"),
-        workspace: Optional[str] = typer.Option(None, "--workspace",
-                                                help="Workspace directory (default: cwd)."),
+        fmt: str = typer.Option(..., "--format", "-f", metavar="FORMAT",
+                                help="bwrap | json | srt | seatbelt | claude-code"),
+        workspace: Optional[str] = options.workspace(
+            "Workspace directory (default: cwd); refused like `run` refuses it if it "
+            "is missing, / or contains your home (RF609, RF616)."),
     ) -> None:
-        """Export a profile: bwrap argv, the JSON spec, sandbox-runtime settings, a macOS
-        Seatbelt profile or a Claude Code settings block.
+        """Export a profile: bwrap script, the JSON spec, sandbox-runtime settings, a
+        macOS Seatbelt profile or a Claude Code settings block.
 
-        Example: ringfence profile compile build --format bwrap --workspace .
+        Example: ringfence profile compile build --format srt -w . > srt.json
         """
         _compile(name, fmt, workspace)

@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass
 
 import typer
 
+from . import options
+
 MIN_BWRAP = (0, 8, 0)   # --disable-userns appeared in bubblewrap 0.8.0
 
 
@@ -81,13 +83,20 @@ def checks() -> list[Check]:
         "" if restricted is not True else
         "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or install an AppArmor "
         "profile for /usr/bin/bwrap that allows userns"))
-    out.append(Check(
-        "user namespaces", bool(h.userns), True,
-        ("a trial sandbox started" if h.userns else
-         f"a trial sandbox failed: {h.bwrap_trial_error or h.userns_detail}"),
-        "" if h.userns else
-        "sysctl -w user.max_user_namespaces=15000 (and kernel.unprivileged_userns_clone=1 "
-        "on Debian kernels that have it); see the AppArmor line on Ubuntu"))
+    if not h.bwrap:
+        # Dependent check: the trial sandbox needs bwrap, so it was not tried. Never
+        # "ok" next to "bwrap FAIL".
+        out.append(Check("user namespaces", False, True,
+                         "not tested: the trial sandbox needs bwrap (see the bwrap line)",
+                         "install bubblewrap first, then run ringfence doctor again"))
+    else:
+        out.append(Check(
+            "user namespaces", bool(h.userns), True,
+            ("a trial sandbox started" if h.userns else
+             f"a trial sandbox failed: {h.bwrap_trial_error or h.userns_detail}"),
+            "" if h.userns else
+            "sysctl -w user.max_user_namespaces=15000 (and kernel.unprivileged_userns_clone=1 "
+            "on Debian kernels that have it); see the AppArmor line on Ubuntu"))
     try:
         from ringfence.compiler.seccomp import build_filter
         build_filter(h.arch, deny_unix_sockets=True)
@@ -124,8 +133,7 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(fast_main(["run", *ctx.args]))
 
     @app.command()
-    def doctor(as_json: bool = typer.Option(False, "--json", help="machine-readable output")
-               ) -> None:
+    def doctor(as_json: bool = options.json_flag("Print the checks as JSON.")) -> None:
         """Check that this host can run ringfence sandboxes; name the fix for each failure.
 
         Example: ringfence doctor --json

@@ -17,8 +17,8 @@ from ringfence.rfcore.errors import RingfenceError
 def main(argv: list[str]) -> int:
     command, rest = argv[0], argv[1:]
     try:
-        if command in ("check", "explain") and not any(
-                a in ("--json", "--jsonl") for a in rest):
+        if command == "explain" or (command == "check" and not any(
+                a in ("--json", "--jsonl") for a in rest)):
             from ringfence.humancli import main as human
 
             return human(command, rest)

@@ -46,20 +46,19 @@ class CheckUsageError(UsageError):
 
 
 def _jobs(text: str) -> int:
+    from ringfence.fast.numbers import number
+
     try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if not 1 <= n <= 64:
-        raise argparse.ArgumentTypeError(f"expected a number of workers from 1 to 64, got {text!r}")
-    return n
+        return number(text, option="--jobs", low=1, high=64, unit="workers", example=2)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ringfence check",
         description="Classify a bash -c string as helper / capability / one_time "
-                    "and print the SPEC §2 JSON contract.",
+                    "and print its JSON verdict (docs/cli-check.md).",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--json", action="store_true",
@@ -67,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     mode.add_argument("--jsonl", action="store_true",
                       help="read JSON strings from stdin, one per line; "
                            "write one object per line")
-    p.add_argument("--profile", metavar="P",
+    p.add_argument("-p", "--profile", metavar="P",
                    help="also decide allow/ask/deny under profile P "
                         "(built-in name or TOML path)")
     p.add_argument("--jobs", type=_jobs, default=0, metavar="N",

@@ -12,8 +12,9 @@ Claude Code PreToolUse hook: reads the hook JSON on stdin and prints
 hookSpecificOutput.permissionDecision (allow | ask | deny) with a reason.
 --wrap also rewrites tool_input.command to run under 'ringfence run'.
 
-Example (settings.json): {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks":
-  [{"type": "command", "command": "ringfence hook claude-code --profile build"}]}]}}
+Example (settings.json):
+  {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+    "command": "ringfence hook claude-code --profile build"}]}]}}
 """
 
 

@@ -24,24 +24,39 @@ def main(argv: list[str]) -> int:
     return main_run(argv)
 
 
-USAGE = """usage: ringfence run [-p|--profile P] [-w|--workspace DIR] [--host] [--session S]
-                     [--sandbox on|off] [--timeout SECONDS] (-c 'STRING' | [--] ARGV...)
+USAGE = """\
+usage: ringfence run [-p|--profile P] [-w|--workspace DIR] [--host]
+                     [--session S] [--sandbox on|off] [--timeout SECONDS]
+                     (-c 'STRING' | [--] ARGV...)
 
-Run a command inside the sandbox compiled from a profile, or ask to run it on the
-host with --host. Every run, refusal and approval request is recorded in the ledger.
+Run a command inside the sandbox compiled from a profile, or ask to run it on
+the host with --host. Every run, refusal and approval request is recorded in
+the ledger.
+
+options:
+  -p, --profile P        built-in name or TOML path (default: the active one)
+  -w, --workspace DIR    the writable project directory (default: cwd)
+  --host                 ask to run on the host: granted, or 75 + an approval id
+  --session S            session for grants (default: $RINGFENCE_SESSION)
+  --sandbox on|off       off = profile 'host': full host access, recorded
+  --timeout SECONDS      kill the whole sandbox after SECONDS (0 < s <= 604800)
+  -c 'STRING'            run STRING with bash inside the sandbox
 
 examples:
-  ringfence run -- pytest -q                       # active profile (default: build)
-  ringfence run -p strict -- python3 script.py     # no network, secrets hidden
+  ringfence run -- pytest -q                    # the active profile (build)
+  ringfence run -p strict -- python3 script.py  # no network, secrets hidden
   ringfence run -p observe -c 'git status 2>&1 | head -5'
   ringfence run -p ./my-profile.toml -w ~/src/app -- make test
-  ringfence run --host -- longbridge quote AAPL.US # host request: granted, or 75 + id
-  ringfence run --sandbox off -- ./deploy.sh       # explicit full host access, recorded
+  ringfence run --host -- longbridge quote AAPL.US
+  ringfence run --sandbox off -- ./deploy.sh
 
-exit status: the command's own; 125 = could not run safely (nothing ran);
-77 = denied by the profile; 75 = waiting for approval (approve with
-'ringfence approve ID'); 124 = timed out.
+exit status: the command's own; 125 = could not run safely (nothing ran, also
+for bad arguments); 77 = denied by the profile; 75 = waiting for approval
+(approve with 'ringfence approve ID'); 124 = timed out.
 """
+
+
+MAX_TIMEOUT = 7 * 86400   # a week: a longer "timeout" is a typo, not a limit
 
 
 def parse_run_args(argv: list[str]) -> dict:
@@ -68,7 +83,7 @@ def parse_run_args(argv: list[str]) -> dict:
             name, eq, value = a.partition("=")
             if not eq:
                 if i + 1 >= len(argv):
-                    raise UsageError(f"{name} needs a value", hint=USAGE.splitlines()[0])
+                    raise UsageError(f"{name} needs a value", hint="ringfence run --help")
                 i, value = i + 1, argv[i + 1]
             opts[takes[name]] = value
         elif a.startswith("-"):
@@ -90,13 +105,12 @@ def parse_run_args(argv: list[str]) -> dict:
         raise UsageError("--timeout applies to sandboxed runs only (the sandbox is what "
                          "can be killed as a whole); drop it or drop --host/--sandbox off")
     if opts["timeout"] is not None:
-        try:
-            opts["timeout"] = float(opts["timeout"])
-            if opts["timeout"] <= 0:
-                raise ValueError
-        except ValueError:
-            raise UsageError(f"--timeout must be a positive number of seconds, "
-                             f"not {opts['timeout']!r}") from None
+        from ringfence.fast.numbers import number
+
+        # SPEC §4: bad arguments to `run` exit 125 (nothing ran), so UsageError.
+        opts["timeout"] = number(opts["timeout"], option="--timeout", whole=False, low=0,
+                                 above_low=True, high=MAX_TIMEOUT, unit="seconds",
+                                 example=30, error=UsageError)
     if opts["command"] is not None and not opts["command"].strip():
         raise UsageError("empty command string", hint="ringfence run -c 'STRING'")
     if (opts["command"] is None) == (not opts["argv"]):

@@ -46,6 +46,9 @@ def test_doctor_names_the_fix_when_bwrap_is_missing(box):
     assert code == 1
     assert not checks["bwrap"]["ok"]
     assert "apt-get install bubblewrap" in checks["bwrap"]["fix"]
+    # dependent checks agree: no "a trial sandbox started" next to "bwrap FAIL" (issue 14)
+    userns = checks["user namespaces"]
+    assert not userns["ok"] and userns["detail"].startswith("not tested")
 
 
 def test_doctor_reports_a_bwrap_that_cannot_start_a_sandbox(box):

@@ -150,8 +150,10 @@ def test_claude_code_block():
     assert any("network deny list" in u for u in data["_unsupported"])
 
 
-def test_export_warns_on_stderr(capsys):
-    text = export_mod.export(load_profile("strict"), "srt", workspace=WS)
+def test_export_warns_on_stderr(capsys, tmp_path):
+    (tmp_path / "ws").mkdir()
+    text = export_mod.export(load_profile("strict"), "srt", workspace=str(tmp_path / "ws"),
+                             home=str(tmp_path))
     err = capsys.readouterr().err.splitlines()
     data = json.loads(text)
     assert err == [f"ringfence: warning: srt export cannot express: {u}"

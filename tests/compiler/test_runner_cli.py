@@ -36,8 +36,8 @@ def cli(box, *args, env=None):
     (["--", ], "give exactly one of -c 'STRING' or an argv"),
     (["-c", "true", "--", "true"], "give exactly one of -c 'STRING' or an argv"),
     (["--bogus", "--", "true"], "unknown option '--bogus'"),
-    (["--timeout", "-1", "--", "true"], "--timeout must be a positive"),
-    (["--timeout", "abc", "--", "true"], "--timeout must be a positive number"),
+    (["--timeout", "-1", "--", "true"], "--timeout takes a number of seconds greater than 0"),
+    (["--timeout", "abc", "--", "true"], "--timeout takes a number of seconds greater than 0"),
     (["--sandbox", "off", "-p", "strict", "--", "true"], "conflicts with --profile"),
     (["-p", "no-such-profile", "--", "true"], "no-such-profile"),
     (["-w", "/nonexistent/dir", "--", "true"], "RF609"),
@@ -86,7 +86,7 @@ def test_help_has_examples():
 
 
 def test_fast_path_parser_errors_are_usage_errors():
-    with pytest.raises(UsageError, match="--timeout must be a positive"):
+    with pytest.raises(UsageError, match="--timeout takes a number of seconds greater than 0"):
         fast_run(["--timeout", "0", "--", "true"])
 
 

@@ -221,8 +221,10 @@ def test_cli_compile_delegates_to_the_exporter(tmp_path):
     import json
 
     pytest.importorskip("ringfence.compiler.export")
-    proc = cli("profile", "compile", "strict", "--format", "json", "--workspace", str(tmp_path),
+    ws = tmp_path / "project"   # the home itself is refused (RF616), as `run` refuses it
+    ws.mkdir()
+    proc = cli("profile", "compile", "strict", "--format", "json", "--workspace", str(ws),
                home=tmp_path)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert data["profile"] == "strict" and data["workspace"] == str(tmp_path)
+    assert data["profile"] == "strict" and data["workspace"] == str(ws)

@@ -226,7 +226,7 @@ def test_parallel_workers_keep_the_input_order():
 @pytest.mark.parametrize("value", ["0", "-1", "x", "65"])
 def test_bad_jobs_is_a_usage_error(value):
     assert_clean_failure(rf("check", "--jsonl", "--jobs", value), 2,
-                         "expected a number of workers from 1 to 64")
+                         "--jobs takes a whole number from 1 to 64")
 
 
 def test_lone_surrogates_are_written_as_valid_json_escapes():

@@ -1,0 +1,69 @@
+"""The ledger's schema: migrations, applied in order by ``ledger.migrate``.
+
+Each migration is one function, applied in ONE transaction; a new one goes at
+the END of ``MIGRATIONS`` (the version is its position). Append-only is enforced
+by triggers: UPDATE and DELETE on ``runs``/``run_events`` abort, except DELETE
+inside `ledger prune`'s transaction (migration 4, see ``ledger_prune``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+
+def _m1_runs(c: sqlite3.Connection) -> None:
+    c.execute("""CREATE TABLE runs (
+        id TEXT PRIMARY KEY, created_at REAL NOT NULL, kind TEXT NOT NULL,
+        profile TEXT, spec_digest TEXT, workspace TEXT, cwd TEXT,
+        command TEXT NOT NULL, argv TEXT, verdict TEXT, decision TEXT,
+        session TEXT, parent_id TEXT REFERENCES runs(id))""")
+    c.execute("""CREATE TABLE run_events (
+        run_id TEXT NOT NULL REFERENCES runs(id), seq INTEGER NOT NULL,
+        state TEXT NOT NULL, at REAL NOT NULL, pid INTEGER, pid_start TEXT,
+        exit_code INTEGER, duration REAL, stdout_tail TEXT, stderr_tail TEXT,
+        changes TEXT, network TEXT, degradations TEXT, approval_id TEXT, note TEXT,
+        PRIMARY KEY (run_id, seq))""")
+    for table in ("runs", "run_events"):
+        for op in ("UPDATE", "DELETE"):
+            c.execute(f"""CREATE TRIGGER {table}_no_{op.lower()} BEFORE {op} ON {table}
+                BEGIN SELECT RAISE(ABORT, '{table} are append-only'); END""")
+
+
+def _m2_approvals(c: sqlite3.Connection) -> None:
+    c.execute("""CREATE TABLE approvals (
+        id TEXT PRIMARY KEY, run_id TEXT NOT NULL REFERENCES runs(id),
+        created_at REAL NOT NULL, command TEXT NOT NULL, argv TEXT,
+        keys TEXT NOT NULL, verdict_class TEXT NOT NULL, reasons TEXT NOT NULL,
+        where_ TEXT NOT NULL, profile TEXT, profile_source TEXT,
+        profile_digest TEXT, workspace TEXT, cwd TEXT, session TEXT,
+        status TEXT NOT NULL DEFAULT 'pending', scope TEXT,
+        decided_at REAL, decided_by TEXT, decided_session TEXT)""")
+    c.execute("CREATE INDEX approvals_status ON approvals(status)")
+    c.execute("""CREATE TABLE grants (
+        key TEXT NOT NULL, scope TEXT NOT NULL, session TEXT NOT NULL,
+        created_at REAL NOT NULL, expires_at REAL, approval_id TEXT,
+        PRIMARY KEY (key, scope, session))""")
+
+
+def _m3_event_index(c: sqlite3.Connection) -> None:
+    c.execute("CREATE INDEX run_events_state ON run_events(state)")
+    c.execute("CREATE INDEX runs_created ON runs(created_at)")
+
+
+def _m4_prune_path(c: sqlite3.Connection) -> None:
+    """Migration 4: DELETE on runs/run_events only through a prune permit."""
+    c.execute("CREATE TABLE prune_permit (token TEXT PRIMARY KEY)")
+    for table in ("runs", "run_events"):
+        c.execute(f"DROP TRIGGER {table}_no_delete")
+        c.execute(f"""CREATE TRIGGER {table}_no_delete BEFORE DELETE ON {table}
+            WHEN NOT EXISTS (SELECT 1 FROM prune_permit)
+            BEGIN SELECT RAISE(ABORT, '{table} are append-only (only ledger prune deletes)');
+            END""")
+    c.execute("""CREATE TRIGGER runs_keep_pending BEFORE DELETE ON runs
+        WHEN EXISTS (SELECT 1 FROM approvals WHERE run_id = OLD.id AND status = 'pending')
+        BEGIN SELECT RAISE(ABORT, 'a run waiting for approval is never pruned'); END""")
+    c.execute("CREATE INDEX IF NOT EXISTS runs_parent ON runs(parent_id)")
+    c.execute("CREATE INDEX IF NOT EXISTS approvals_run ON approvals(run_id)")
+
+
+MIGRATIONS = (_m1_runs, _m2_approvals, _m3_event_index, _m4_prune_path)
