@@ -15,7 +15,7 @@ Run INSIDE the sandbox, before the command, as:
    PR_SET_NO_NEW_PRIVS and install it with PR_SET_SECCOMP on this process.
 3. ``execvp(ARGV)``.
 
-Fail closed: any failure in 1 or 2 prints ``ringfence-relay: ...`` on stderr
+Fail closed: any failure in 1 or 2 prints ``ringfence: ...`` on stderr
 and exits 125 WITHOUT running the command. If the command itself cannot be
 executed, the exit status is 127 (not found) or 126 (not executable), as a
 shell would report, so callers can tell "sandbox broken" from "no such program".
@@ -211,14 +211,19 @@ def main(args):
         if opts["seccomp_fd"] is not None:
             apply_seccomp(opts["seccomp_fd"])
     except Fail as exc:
-        sys.stderr.write(f"ringfence-relay: {exc}; the command was not run\n")
+        sys.stderr.write(f"ringfence: the sandbox could not be set up: {exc}; "
+                         "the command was not run\n")
         return EXIT_UNSAFE
     sys.stdout.flush()
     try:
         os.execvp(argv[0], argv)
     except OSError as exc:
-        sys.stderr.write(f"ringfence-relay: {argv[0]}: {exc.strerror}\n")
-        return 127 if isinstance(exc, FileNotFoundError) else 126
+        # What the user sees: their program's name and what went wrong, in the
+        # shell's words and with the shell's status, never this helper's name.
+        code = 127 if isinstance(exc, FileNotFoundError) else 126
+        what = "command not found" if code == 127 else (exc.strerror or "cannot run").lower()
+        sys.stderr.write(f"ringfence: {argv[0]}: {what} in the sandbox (exit {code})\n")
+        return code
     return EXIT_UNSAFE   # not reached
 
 

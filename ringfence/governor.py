@@ -402,7 +402,7 @@ def _record_sandbox(req, ledger, streams, run_id, result, before, started, appro
         changes=_changes(before, req.workspace, result), network=_jsonable(
             getattr(result, "network", None)),
         degradations=_jsonable(getattr(result, "degradations", None)),
-        approval_id=approval_id)
+        outcome=getattr(result, "outcome", None), approval_id=approval_id)
     return Outcome(run_id, state, code), result
 
 

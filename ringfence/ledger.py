@@ -136,8 +136,10 @@ def tail(data: bytes | str | None, limit: int = TAIL_BYTES) -> str | None:
 
 # --- records ---------------------------------------------------------------------
 
+# ``outcome`` (migration 4) says why a run ended where the state alone does not:
+# "timeout" (the wall-clock limit killed it; state aborted, exit 124) or "signal".
 _RESULT_FIELDS = ("exit_code", "duration", "stdout_tail", "stderr_tail", "changes",
-                  "network", "degradations")
+                  "network", "degradations", "outcome")
 _JSON_FIELDS = ("changes", "network", "degradations")
 
 
@@ -277,11 +279,12 @@ class Ledger:
             values[k] = _dump(values[k])
         c.execute("""INSERT INTO run_events (run_id, seq, state, at, pid, pid_start,
             exit_code, duration, stdout_tail, stderr_tail, changes, network, degradations,
-            approval_id, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""", (
+            approval_id, note, outcome) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""", (
             run_id, seq, state, time.time(), pid, _proc_start(pid) if pid else None,
             values["exit_code"], values["duration"], tail(event.get("stdout_tail")),
             tail(event.get("stderr_tail")), values["changes"], values["network"],
-            values["degradations"], event.get("approval_id"), event.get("note")))
+            values["degradations"], event.get("approval_id"), event.get("note"),
+            values["outcome"]))
         return seq
 
     def recover(self) -> list[str]:

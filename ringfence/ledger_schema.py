@@ -51,7 +51,8 @@ def _m3_event_index(c: sqlite3.Connection) -> None:
 
 
 def _m4_prune_path(c: sqlite3.Connection) -> None:
-    """Migration 4: DELETE on runs/run_events only through a prune permit."""
+    """Migration 4: DELETE on runs/run_events only through a prune permit; the
+    ``outcome`` column of run events."""
     c.execute("CREATE TABLE prune_permit (token TEXT PRIMARY KEY)")
     for table in ("runs", "run_events"):
         c.execute(f"DROP TRIGGER {table}_no_delete")
@@ -63,6 +64,8 @@ def _m4_prune_path(c: sqlite3.Connection) -> None:
         WHEN EXISTS (SELECT 1 FROM approvals WHERE run_id = OLD.id AND status = 'pending')
         BEGIN SELECT RAISE(ABORT, 'a run waiting for approval is never pruned'); END""")
     c.execute("CREATE INDEX IF NOT EXISTS runs_parent ON runs(parent_id)")
+    # Why a run ended, where the state alone does not say: "timeout", "signal".
+    c.execute("ALTER TABLE run_events ADD COLUMN outcome TEXT")
     c.execute("CREATE INDEX IF NOT EXISTS approvals_run ON approvals(run_id)")
 
 

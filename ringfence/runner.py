@@ -60,6 +60,7 @@ class RunResult:
     network: tuple = ()             # proxy decisions
     degradations: tuple = ()        # RF6xx notes (compile, runtime, recovery)
     protected_created: tuple = ()   # RF604/RF605 notes
+    outcome: str | None = None      # why an aborted run stopped: "timeout" | "signal"
 
     def to_json(self) -> dict:
         return {
@@ -172,14 +173,15 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
     limit = timeout if timeout is not None else p.profile.limits.timeout
     res = execute(p.spec, p.argv, host=p.host, env=p.env, timeout=limit, stdin=stdin,
                   capture=capture, out=out, err=err, recovered=p.recovered)
-    if res.signal is not None or res.timed_out:
-        status = "aborted"
+    outcome = "timeout" if res.timed_out else "signal" if res.signal is not None else None
+    if outcome:
+        status = "aborted"        # SPEC §5's state; the outcome field says why
     else:
         status = "completed" if res.exit_code == 0 else "failed"
     return RunResult(res.exit_code, status, p.profile.name, p.decision, p.reasons,
                      p.verdict, p.spec.digest(), res.sandboxed, res.duration,
                      res.stdout_tail, res.stderr_tail, res.stdout, res.stderr,
-                     res.network_decisions, res.degradations, res.protected_created)
+                     res.network_decisions, res.degradations, res.protected_created, outcome)
 
 
 def run(argv: Sequence[str] | None = None, *, command: str | None = None, profile="build",

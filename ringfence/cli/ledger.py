@@ -39,7 +39,7 @@ def _t(value) -> "Text":
 def _state(state: str):
     from rich.text import Text
 
-    return Text(state, style=STATE_STYLE.get(state, ""))
+    return Text(state, style=STATE_STYLE.get(state.split(" ", 1)[0], ""))
 
 
 def _when(ts: float | None) -> str:
@@ -111,8 +111,10 @@ def _list(limit: int, as_json: bool, *, state=None, session=None, since=None) ->
     for r in runs:
         dur = r.result("duration")
         code = r.result("exit_code")
+        outcome = r.result("outcome")     # e.g. "aborted (timeout)": SPEC's state + why
         rows.append((r.id, _short_when(r.created_at),
-                     "host" if r.kind == "host" else (r.profile or "sandbox"), r.state,
+                     "host" if r.kind == "host" else (r.profile or "sandbox"),
+                     r.state + (f" ({outcome})" if outcome else ""),
                      "-" if code is None else str(code),
                      "-" if dur is None else f"{dur:.1f}s", r.command))
     fixed = ("id", "at", "where", "state", "exit", "time")
@@ -143,6 +145,15 @@ def _verdict(data: dict | None):
                          for f in data["findings"]), data.get("parser", "tree-sitter-bash"))
 
 
+# The proxy's 403 body names the same rule (compiler/proxy.py `_reply`): a refusal
+# that no deny pattern made is the default deny.
+DEFAULT_DENY = "default deny (not in the allowlist)"
+
+
+def _rule(decision: dict) -> str:
+    return decision.get("rule") or ("-" if decision.get("allowed") else DEFAULT_DENY)
+
+
 def show_view(rec):
     """A readable panel: command + verdict, approvals, events, diff, network, tails."""
     from rich.console import Group
@@ -159,6 +170,7 @@ def show_view(rec):
                          ("workspace", _t(rec.workspace)), ("cwd", _t(rec.cwd)),
                          ("session", _t(rec.session or "-")), ("started", _when(rec.created_at)),
                          ("exit code", _t(rec.result("exit_code"))),
+                         ("outcome", _t(rec.result("outcome") or "-")),
                          ("duration", _t(_secs(rec.result("duration"))))):
         head.add_row(label, value)
     if rec.parent_id:
@@ -216,7 +228,7 @@ def show_view(rec):
         for n in network:
             t.add_row(_t(n.get("host")), str(n.get("port")),
                       Text("allowed", style="green") if n.get("allowed")
-                      else Text("refused", style="red"), _t(n.get("rule") or "-"))
+                      else Text("refused", style="red"), _t(_rule(n)))
         parts.append(t)
     for d in rec.result("degradations") or []:
         parts.append(_t(f"degradation: {d.get('code', '')} {d.get('message', d)}"

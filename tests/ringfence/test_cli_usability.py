@@ -279,3 +279,56 @@ def test_shell_completion_is_enabled():
     out = rf("--help", columns=80).stdout
     assert "--install-completion" in out
     assert "ringfence --install-completion" in (ROOT / "README.md").read_text()
+
+
+# 9 (sandboxed) ------------------------------------------------------------------
+needs_bwrap = pytest.mark.skipif(__import__("shutil").which("bwrap") is None,
+                                 reason="bubblewrap is not installed")
+
+
+@needs_bwrap
+@pytest.mark.sandbox
+def test_a_missing_program_is_named_in_the_users_words(tmp_path):
+    (tmp_path / "ws").mkdir()
+    proc = rf("run", "-p", "build", "-w", str(tmp_path / "ws"), "--", "nosuchprog-xyz",
+              home=tmp_path)
+    assert proc.returncode == 127
+    assert ("ringfence: nosuchprog-xyz: command not found in the sandbox (exit 127)"
+            in proc.stderr)
+    assert "ringfence-relay" not in proc.stderr
+
+
+@needs_bwrap
+@pytest.mark.sandbox
+def test_a_timeout_is_recorded_as_its_own_outcome(tmp_path):
+    (tmp_path / "ws").mkdir()
+    proc = rf("run", "-p", "strict", "-w", str(tmp_path / "ws"), "--timeout", "0.5", "--",
+              "sleep", "30", home=tmp_path)
+    assert proc.returncode == 124
+    (run,) = json.loads(rf("ledger", "list", "--json", home=tmp_path).stdout)
+    assert (run["state"], run["outcome"], run["exit_code"]) == ("aborted", "timeout", 124)
+    assert "aborted (timeout)" in rf("ledger", "list", home=tmp_path).stdout
+    ok = rf("run", "-p", "strict", "-w", str(tmp_path / "ws"), "--", "true", home=tmp_path)
+    assert ok.returncode == 0
+    latest = json.loads(rf("ledger", "list", "--json", "--limit", "1", home=tmp_path).stdout)
+    assert latest[0]["outcome"] is None
+
+
+def test_ledger_network_rule_says_default_deny_like_the_403_body():
+    from rich.console import Console
+
+    from ringfence.cli.ledger import DEFAULT_DENY, show_view
+    from ringfence.ledger import RunRecord
+
+    rec = RunRecord(id="run_x", created_at=0.0, kind="sandbox", command="curl x")
+    rec.events = [{"seq": 1, "at": 0.0, "state": "failed", "exit_code": 7, "note": None,
+                   "network": [{"host": "evil.example", "port": 443, "allowed": False,
+                                "rule": None},
+                               {"host": "pypi.org", "port": 443, "allowed": True,
+                                "rule": "pypi.org"}]}]
+    console = Console(width=200, record=True)
+    console.print(show_view(rec))
+    text = console.export_text()
+    assert DEFAULT_DENY in text
+    proxy = (ROOT / "compiler" / "proxy.py").read_text()
+    assert DEFAULT_DENY in proxy     # the same words as the proxy's 403 body
