@@ -39,6 +39,8 @@ def main(name: str, argv: list[str]) -> int:
 
     verdict = classify(args.command)
     decision = _decider(args.profile)(verdict) if args.profile else None
-    view = render.verdict_view if name == "check" else render.explain_view
-    console.print(view(verdict, decision))
+    if name == "check":
+        console.print(render.verdict_view(verdict, decision))
+    else:
+        console.print(render.explain_view(verdict, decision, width=console.width))
     return 0

@@ -108,16 +108,37 @@ def marker_lines(verdict: Verdict) -> list[tuple[str, str]]:
     return out
 
 
-def _annotated(verdict: Verdict) -> Text:
+def _annotated(verdict: Verdict, width: int | None = None) -> Text:
+    """The command with its marker line under each line. A line wider than
+    ``width`` is folded into chunks, each followed by its own slice of markers, so
+    the terminal never wraps the two apart (issue 14 §6)."""
     styled = highlight(verdict)
-    out, pos = Text(), 0
+    out, pos = Text(no_wrap=True, overflow="ignore"), 0
     for line, marks in marker_lines(verdict):
-        out.append_text(styled[pos:pos + len(line)])
-        out.append("\n")
-        if marks:
-            out.append(marks + "\n", style="dim")
+        for (c0, c1), (m0, m1) in _folds(line, max(8, width) if width else None):
+            out.append_text(styled[pos + c0:pos + c1])
+            out.append("\n")
+            piece = marks[m0:m1].rstrip()
+            if piece:
+                out.append(piece + "\n", style="dim")
         pos += len(line) + 1
     out.rstrip()
+    return out
+
+
+def _folds(line: str, width: int | None) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """``[((char start, end), (cell start, end))]``: chunks of at most ``width`` cells
+    (a wide character is never split from its markers)."""
+    if width is None or cell_len(line) <= width:
+        return [((0, len(line)), (0, cell_len(line)))]
+    out, start, cells, cell0 = [], 0, 0, 0
+    for i, ch in enumerate(line):
+        w = cell_len(ch)
+        if cells + w > width and i > start:
+            out.append(((start, i), (cell0, cell0 + cells)))
+            start, cell0, cells = i, cell0 + cells, 0
+        cells += w
+    out.append(((start, len(line)), (cell0, cell0 + cells)))
     return out
 
 
@@ -305,10 +326,11 @@ def _codes_in_order(verdict: Verdict) -> list[str]:
     return list(dict.fromkeys(codes))
 
 
-def explain_view(verdict: Verdict, decision: Mapping | None = None) -> RenderableType:
-    """What ``ringfence explain 'CMD'`` prints."""
+def explain_view(verdict: Verdict, decision: Mapping | None = None, *,
+                 width: int | None = None) -> RenderableType:
+    """What ``ringfence explain 'CMD'`` prints; ``width``: the terminal's columns."""
     parts: list[RenderableType] = [
-        Text("command", style="bold underline"), _annotated(verdict), legend(), Text(""),
+        Text("command", style="bold underline"), _annotated(verdict, width), legend(), Text(""),
         verdict_header(verdict, decision), Text(""),
         Text("invocations", style="bold underline"), invocation_tree(verdict),
     ]

@@ -121,7 +121,8 @@ def register(app: typer.Typer) -> None:
         from ringfence.cli.output import console
 
         verdict = classify(command)
-        console.print(render.explain_view(verdict, _decision(verdict, profile)))
+        console.print(render.explain_view(verdict, _decision(verdict, profile),
+                                          width=console.width))
 
     @app.command()
     def rule(code: str = typer.Argument(..., help="A rule code such as RF101 (or its name).")

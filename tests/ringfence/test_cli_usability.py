@@ -332,3 +332,23 @@ def test_ledger_network_rule_says_default_deny_like_the_403_body():
     assert DEFAULT_DENY in text
     proxy = (ROOT / "compiler" / "proxy.py").read_text()
     assert DEFAULT_DENY in proxy     # the same words as the proxy's 403 body
+
+
+# 6 ------------------------------------------------------------------------------
+@pytest.mark.parametrize("columns", [30, 41, 80])
+def test_explain_folds_the_command_with_its_markers(columns):
+    from rich.cells import cell_len
+
+    command = ("cd src && git push origin main 2>&1 | tail -5; echo \"$(date)\" && "
+               "curl https://example.com/" + "x" * 90 + " && echo 日本語日本語日本語")
+    proc = rf("explain", command, columns=columns)
+    assert proc.returncode == 0, proc.stderr
+    block = proc.stdout.split("command\n", 1)[1].split("\nlegend:", 1)[0].split("\n")
+    assert all(cell_len(line) <= columns for line in proc.stdout.splitlines())
+    # Pairs of (text, markers): the text lines put back together are the command,
+    # and every marker sits under a character of the line above it.
+    texts, marks = block[0::2], block[1::2]
+    assert "".join(texts) == command
+    for text, mark in zip(texts, marks):
+        assert set(mark) <= set("-~^ ") and cell_len(mark) <= cell_len(text)
+    assert marks[0].startswith("~~~~~~    ----")      # `cd src &&` then `git push`
