@@ -32,17 +32,18 @@ _PROXY_DIR = "@RINGFENCE_PROXY_DIR@"
 _SECCOMP_FD = 9
 
 
-def render(profile: Profile, fmt: str, *, workspace: str, host=None) -> Export:
+def render(profile: Profile, fmt: str, *, workspace: str, host=None, env=None) -> Export:
+    """``env`` locates ringfence's own dirs for srt/seatbelt (default: os.environ)."""
     """The export text and the list of what the format could not express."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown export format {fmt!r}",
                          hint=f"use one of: {', '.join(FORMATS)}")
     if fmt == "srt":
         from .backends import srt
-        return srt.render(profile, workspace=workspace)
+        return srt.render(profile, workspace=workspace, env=env)
     if fmt == "seatbelt":
         from .backends import seatbelt
-        return seatbelt.render(profile, workspace=workspace)
+        return seatbelt.render(profile, workspace=workspace, env=env)
     if fmt == "claude-code":
         from .backends import claude_code
         return claude_code.render(profile, workspace=workspace)

@@ -10,7 +10,9 @@ exporter also writes it into the output (comment or ``_unsupported`` key) and
 
 from __future__ import annotations
 
+import os
 import posixpath
+from typing import Mapping
 from ringfence.rfcore.records import field, record
 
 from ringfence.profiles.domains import ANY_PORT, WEB_PORTS, parse_pattern
@@ -65,6 +67,28 @@ def protected(profile: Profile, workspace: str) -> list[str]:
         else:
             out.extend(_norm(posixpath.join(r, entry)) for r in roots)
     return list(dict.fromkeys(out))
+
+
+def own_dirs(env: Mapping[str, str] | None) -> list[str]:
+    """ringfence's own state, pattern cache and config directories (the ledger, grants,
+    the user's profile), as an export names them: under the home as ``~/...``.
+
+    The native sandbox hides them (``rfcore.paths.private_dirs``); an export must
+    read-deny them too, or a command could read earlier commands and their output
+    from the ledger. They honor ``RINGFENCE_HOME``, ``XDG_STATE_HOME``,
+    ``XDG_CACHE_HOME`` and ``XDG_CONFIG_HOME`` as the native sandbox does.
+    """
+    from ringfence.rfcore.paths import private_dirs
+
+    env = dict(os.environ if env is None else env)
+    home = _norm(env.get("HOME") or os.path.expanduser("~"))
+    out = []
+    for path in private_dirs(env):
+        path = _norm(path)
+        if path == home or path.startswith(home.rstrip("/") + "/"):
+            path = "~" + path[len(home):]
+        out.append(path)
+    return out
 
 
 def srt_domains(patterns: tuple[str, ...], *, deny: bool, unsupported: list[str]) -> list[str]:

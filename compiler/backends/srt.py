@@ -12,14 +12,20 @@ ignores unknown top-level keys) and returned to the caller for a warning.
 from __future__ import annotations
 
 import json
+from typing import Mapping
 
 from ringfence.profiles.model import Profile
 
-from .exportlib import (Export, policy_gaps, protected,
+from .exportlib import (Export, own_dirs, policy_gaps, protected,
                         read_denied, srt_domains, writable_roots)
 
 
-def render(profile: Profile, *, workspace: str) -> Export:
+# srt sets TMPDIR to this directory for every command (on Linux and macOS) but does
+# not make it writable by itself; on Linux its bwrap bind also needs it to exist.
+SRT_TMPDIR = "/tmp/claude"
+
+
+def render(profile: Profile, *, workspace: str, env: Mapping[str, str] | None = None) -> Export:
     unsupported: list[str] = []
     if not profile.sandbox:
         unsupported.append("profile runs with the sandbox off (full host access); srt always "
@@ -44,10 +50,16 @@ def render(profile: Profile, *, workspace: str) -> Export:
             "allowAllUnixSockets": bool(net.allow_unix_sockets),
         },
         "filesystem": {
-            "denyRead": read_denied(profile, workspace),
-            "allowWrite": writable_roots(profile, workspace),
+            # ringfence's own dirs (ledger, grants, config): hidden as in `ringfence run`.
+            "denyRead": list(dict.fromkeys(read_denied(profile, workspace) + own_dirs(env))),
+            # srt's temp dir, or mktemp fails: srt exports TMPDIR=/tmp/claude, /tmp is
+            # read-only. macOS resolves /tmp to /private/tmp.
+            "allowWrite": writable_roots(profile, workspace) + [SRT_TMPDIR,
+                                                                "/private" + SRT_TMPDIR],
             "denyWrite": protected(profile, workspace),
         },
+        "_setup": [f"mkdir -p -m 700 {SRT_TMPDIR}   # once, before srt runs: srt sets "
+                   f"TMPDIR={SRT_TMPDIR} and, on Linux, binds it only if it exists"],
         "_unsupported": unsupported,
         "_source": f"ringfence profile {profile.name!r}",
     }

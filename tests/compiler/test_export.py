@@ -22,12 +22,13 @@ from ringfence.compiler.compile import compile_profile
 from ringfence.profiles.load import load_profile
 from ringfence.profiles.model import CommandRule, Filesystem, Network, Profile
 from ringfence.rfcore.errors import UsageError
-from tests.compiler.fakehost import WS, fake_host
+from tests.compiler.fakehost import HOME, WS, fake_host
 
 GOLDEN = Path(__file__).parent / "golden" / "export"
 UPDATE = os.environ.get("RINGFENCE_UPDATE_GOLDEN") == "1"
 BUILTINS = ("observe", "build", "strict", "host-assisted")
 EXT = {"srt": "json", "seatbelt": "sb", "claude-code": "json"}
+GOLDEN_ENV = {"HOME": HOME}   # ringfence's own dirs at their XDG defaults
 
 
 def golden(name: str, text: str) -> None:
@@ -42,7 +43,7 @@ def golden(name: str, text: str) -> None:
 @pytest.mark.parametrize("fmt", ["srt", "seatbelt", "claude-code"])
 @pytest.mark.parametrize("name", BUILTINS)
 def test_golden(name, fmt):
-    result = export_mod.render(load_profile(name), fmt, workspace=WS)
+    result = export_mod.render(load_profile(name), fmt, workspace=WS, env=GOLDEN_ENV)
     golden(f"{name}.{fmt}.{EXT[fmt]}", result.text)
     # whatever could not be expressed is in the output itself, too
     assert result.unsupported
@@ -71,7 +72,7 @@ def test_json_and_bwrap_delegate_to_the_compiler(name):
 
 def test_srt_schema_shape():
     data = json.loads(export_mod.render(load_profile("build"), "srt", workspace=WS).text)
-    assert set(data) == {"network", "filesystem", "_unsupported", "_source"}
+    assert set(data) == {"network", "filesystem", "_setup", "_unsupported", "_source"}
     assert set(data["network"]) == {"allowedDomains", "deniedDomains", "allowAllUnixSockets"}
     assert set(data["filesystem"]) == {"denyRead", "allowWrite", "denyWrite"}
     # unported ringfence allow entries mean 80/443 only: srt needs explicit ports
@@ -79,7 +80,10 @@ def test_srt_schema_shape():
     assert "pypi.org" not in data["network"]["allowedDomains"]
     # unported denials mean every port in both
     assert data["network"]["deniedDomains"] == ["169.254.169.254", "metadata.google.internal"]
-    assert data["filesystem"]["allowWrite"] == [WS, "~/.cache/ringfence/tooling"]
+    # srt's own TMPDIR (/tmp/claude) is writable, or mktemp fails (issue 14)
+    assert data["filesystem"]["allowWrite"] == [WS, "~/.cache/ringfence/tooling",
+                                                "/tmp/claude", "/private/tmp/claude"]
+    assert "mkdir -p -m 700 /tmp/claude" in data["_setup"][0]
     assert f"{WS}/.git/hooks" in data["filesystem"]["denyWrite"]
     assert "~/.ssh" in data["filesystem"]["denyRead"]
 
@@ -202,3 +206,103 @@ def test_bwrap_export_runs(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout == "unix EPERM\n"
     assert (ws / "written").read_text() == "x"
+
+
+# --- issue 14: export fidelity ----------------------------------------------------
+
+@pytest.mark.parametrize("fmt", ["srt", "seatbelt"])
+def test_exports_hide_ringfences_own_dirs_where_the_env_puts_them(fmt):
+    """The ledger (earlier commands and their output) and the user's profile are
+    hidden by `run`; the exports must hide the same directories, honoring XDG."""
+    env = {"HOME": HOME, "XDG_CONFIG_HOME": "/cfg", "XDG_STATE_HOME": f"{HOME}/st",
+           "XDG_CACHE_HOME": "/cache"}
+    text = export_mod.render(load_profile("build"), fmt, workspace=WS, env=env).text
+    for wanted in ("/cfg/ringfence", "~/st/ringfence" if fmt == "srt" else "/st/ringfence",
+                   "/cache/ringfence/patterns"):
+        assert wanted in text, wanted
+    if fmt == "srt":
+        deny = json.loads(text)["filesystem"]["denyRead"]
+        assert {"/cfg/ringfence", "~/st/ringfence", "/cache/ringfence/patterns"} <= set(deny)
+    env = {"HOME": HOME, "RINGFENCE_HOME": "/srv/rf"}
+    text = export_mod.render(load_profile("strict"), fmt, workspace=WS, env=env).text
+    assert "/srv/rf" in text
+
+
+def _sbpl_balanced(text: str) -> bool:
+    depth = 0
+    for line in text.splitlines():
+        code = re.sub(r'"(\\.|[^"\\])*"', '""', line).split(";", 1)[0]
+        for ch in code:
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+@pytest.mark.parametrize("name", BUILTINS)
+def test_seatbelt_is_narrow_and_works_on_a_real_mac_layout(name):
+    text = export_mod.render(load_profile(name), "seatbelt", workspace="/tmp/ws",
+                             env=GOLDEN_ENV).text
+    assert _sbpl_balanced(text)
+    rules = [line.split(";", 1)[0].strip() for line in text.splitlines()]
+    # never unrestricted (srt and Codex name services and sysctls)
+    assert "(allow mach-lookup)" not in rules and "(allow sysctl-read)" not in rules
+    assert '(global-name "com.apple.system.opendirectoryd.libinfo")' in text
+    assert "com.apple.SecurityServer" not in text and "securityd" not in text
+    for needed in ("(allow ipc-posix-sem)", "(allow process-info* (target same-sandbox))",
+                   "(allow user-preference-read)", "(allow mach-host*)", "(allow pseudo-tty)"):
+        assert needed in rules, needed
+    assert '(literal "/dev/tty")' in text and "^/dev/ttys[0-9]+$" in text
+    # symlinked paths in both forms: /tmp is /private/tmp, TMPDIR is /private/var/...
+    if "{workspace}" in load_profile(name).filesystem.writable:
+        assert '(subpath "/tmp/ws")' in text and '(subpath "/private/tmp/ws")' in text
+    assert '(string-append "/private" (param "TMPDIR"))' in text
+    # macOS credential stores beside the Linux ones
+    for mac in ("/Library/Keychains", "/Library/Cookies", "/Library/Application Support/Google/Chrome",
+                "/Library/Application Support/Firefox"):
+        assert mac in text, mac
+    # every rule block says which reference system does the same
+    assert text.count("(srt, Codex)") >= 5
+
+
+def test_seatbelt_says_there_is_no_proxy_on_macos():
+    result = export_mod.render(load_profile("build"), "seatbelt", workspace=WS, env=GOLDEN_ENV)
+    assert any("ringfence has no proxy on macOS" in u for u in result.unsupported)
+    assert "ringfence has\n;; NO proxy on macOS" in result.text
+
+
+def _srt() -> str | None:
+    found = shutil.which("srt")
+    if found:
+        return found
+    for base in (Path(__file__).resolve().parents[2] / "bench" / ".cache" / "npm",
+                 Path(__file__).resolve().parents[2] / "bench"):
+        cand = base / "node_modules" / ".bin" / "srt"
+        if cand.exists():
+            return str(cand)
+    return None
+
+
+@pytest.mark.sandbox
+@pytest.mark.skipif(_srt() is None, reason="srt (npm @anthropic-ai/sandbox-runtime) is not "
+                    "installed; `make bench` installs it into bench/.cache/npm")
+def test_srt_runs_the_export_mktemp_works_and_the_ledger_is_hidden(tmp_path):
+    home = tmp_path / "home"
+    (home / "proj").mkdir(parents=True)
+    state = home / ".local" / "state" / "ringfence"
+    state.mkdir(parents=True)
+    (state / "ledger.db").write_text("EARLIER-COMMAND-OUTPUT")
+    env = {**os.environ, "HOME": str(home)}
+    for k in ("RINGFENCE_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+        env.pop(k, None)
+    settings = tmp_path / "srt.json"
+    settings.write_text(export_mod.render(load_profile("build"), "srt", workspace=str(home / "proj"),
+                                          env=env).text)
+    os.makedirs("/tmp/claude", mode=0o700, exist_ok=True)   # the export's _setup step
+    proc = subprocess.run([_srt(), "-s", str(settings), "-c",
+                           f"f=$(mktemp) && echo MKTEMP-OK; cat {state}/ledger.db; "
+                           "echo w > written && echo WS-OK"],
+                          cwd=home / "proj", env=env, capture_output=True, text=True, timeout=120)
+    assert "MKTEMP-OK" in proc.stdout and "WS-OK" in proc.stdout, proc.stderr
+    assert "EARLIER-COMMAND-OUTPUT" not in proc.stdout + proc.stderr
+    assert (state / "ledger.db").read_text() == "EARLIER-COMMAND-OUTPUT"
