@@ -51,7 +51,13 @@ def render(profile: Profile, fmt: str, *, workspace: str, host=None, env=None) -
     if fmt == "json":
         return Export(json.dumps(spec.to_json(), indent=2) + "\n",
                       [f"{n.code}: {n.message}" for n in spec.notes])
-    return _bwrap(spec)
+    return _bwrap(spec, arch=getattr(host, "arch", None) or _host_arch())
+
+
+def _host_arch() -> str | None:
+    from .seccomp import host_arch
+
+    return host_arch()
 
 
 class ExportUsageError(UsageError):
@@ -88,8 +94,40 @@ def _compile(profile: Profile, workspace: str, host):
     return compile_profile(profile, workspace, facts)
 
 
-def _bwrap(spec) -> Export:
-    """A shell command line; the caller supplies the seccomp fd, proxy dir and argv."""
+_BASE_SECCOMP_FD = 8
+
+
+def _seccomp_preamble(spec, arch: str | None) -> tuple[list[str], list[str]]:
+    """Shell lines that write the seccomp program(s) and open fd 9 (and fd 8, the
+    relay's base filter, with a proxy) themselves, so the printed script runs as
+    it is. The filter is embedded (base64): nothing of ringfence is needed to load
+    it. ([], reason) when this architecture has no filter."""
+    import base64
+
+    from .seccomp import _ALIASES, build_filter
+
+    if arch is None:
+        return [], ["no seccomp filter for this architecture: the script runs without one"]
+    names = sorted({arch, *(k for k, v in _ALIASES.items() if v == arch)})
+    lines = ["set -eu",
+             f'case "$(uname -m)" in {"|".join(names)}) ;; *)',
+             f'  echo "ringfence export: this seccomp filter is for {arch}, not $(uname -m);'
+             ' nothing was run" >&2; exit 125;; esac']
+    programs = [(_SECCOMP_FD, spec.seccomp.deny_unix_sockets)]
+    if spec.proxy:   # bwrap applies the base filter; the relay stacks the full one
+        programs.append((_BASE_SECCOMP_FD, False))
+    for fd, deny_unix in programs:
+        data = base64.b64encode(build_filter(arch, deny_unix_sockets=deny_unix)).decode()
+        body = [data[i:i + 76] for i in range(0, len(data), 76)]
+        lines += [f'f=$(mktemp) || exit 125',
+                  f"base64 -d > \"$f\" <<'RINGFENCE_SECCOMP'", *body, "RINGFENCE_SECCOMP",
+                  f'exec {fd}<"$f"', 'rm -f "$f"']
+    return lines, []
+
+
+def _bwrap(spec, arch: str | None = None) -> Export:
+    """A complete shell script: it writes and opens the seccomp filter itself; the
+    caller supplies the argv (and, with a proxy, RINGFENCE_PROXY_DIR)."""
     from .backends import bwrap
 
     unsupported = [f"{n.code}: {n.message}" for n in spec.notes]
@@ -99,19 +137,28 @@ def _bwrap(spec) -> Export:
     # Passed variables keep their run-time value: "$NAME" in the shell line.
     passed = {op.name: f"@RINGFENCE_ENV:{op.name}@" for op in spec.ops
               if type(op).__name__ == "PassEnv"}
+    preamble: list[str] = []
+    if spec.seccomp:
+        preamble, gaps = _seccomp_preamble(spec, arch)
+        unsupported += gaps
+    have_filter = bool(preamble)
     argv = bwrap.render(spec, [_ARGV], env=passed,
-                        seccomp_fd=_SECCOMP_FD if spec.seccomp else None,
+                        seccomp_fd=_SECCOMP_FD if have_filter else None,
+                        base_seccomp_fd=_BASE_SECCOMP_FD if have_filter and spec.proxy else None,
                         proxy_dir=_PROXY_DIR if spec.proxy else None, inline_env=True)
     envwords = {v: f'"${k}"' for k, v in passed.items()}
     header = ["#!/bin/sh",
               f"# ringfence profile {spec.profile!r} as a bubblewrap command line.",
               f"# spec digest {spec.digest()}"]
-    if spec.seccomp:
-        header.append(f"# fd {_SECCOMP_FD} must hold the seccomp program: "
-                      "python3 -m ringfence.compiler.seccomp > filter.bpf; exec 9<filter.bpf")
+    header.append("# usage: sh THIS.sh PROGRAM [ARGS...]   (runs it in the sandbox)")
     if spec.proxy:
-        header.append("# RINGFENCE_PROXY_DIR must hold proxy.sock, a running ringfence "
-                      "proxy (domain filtering happens there)")
+        header.append("# RINGFENCE_PROXY_DIR must hold proxy.sock (a running ringfence proxy: "
+                      "domain filtering happens there) and relay.py")
+        preamble += ['[ -S "${RINGFENCE_PROXY_DIR:-}/proxy.sock" ] && '
+                     '[ -f "$RINGFENCE_PROXY_DIR/relay.py" ] || {',
+                     '  echo "ringfence export: RINGFENCE_PROXY_DIR must name the directory of a '
+                     'running ringfence proxy (proxy.sock, relay.py); nothing was run" >&2',
+                     '  exit 125; }']
     rlimits = [op for op in spec.ops if type(op).__name__ == "Rlimit"]
     if rlimits:
         unsupported.append("rlimits are applied by ringfence's executor, not by bwrap: "
@@ -138,4 +185,5 @@ def _bwrap(spec) -> Export:
         else:
             lines[-1].append(word)
     body = "exec " + " \\\n  ".join(" ".join(line) for line in lines) + "\n"
-    return Export("\n".join(header) + "\n" + body, unsupported)
+    pre = "".join(line + "\n" for line in preamble)
+    return Export("\n".join(header) + "\n" + pre + body, unsupported)

@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,8 +63,10 @@ def test_json_and_bwrap_delegate_to_the_compiler(name):
     assert got.unsupported == [f"{n.code}: {n.message}" for n in spec.notes]
     text = export_mod.render(profile, "bwrap", workspace=WS, host=host).text
     assert f"# spec digest {spec.digest()}" in text
-    words = shlex.split(text.split("\nexec ", 1)[1].replace("\\\n", " "))
+    words = shlex.split(text.split("\nexec bwrap", 1)[1].replace("\\\n", " "))
+    words.insert(0, "bwrap")
     expected = bwrap_backend.render(spec, ["$@"], seccomp_fd=9,
+                                    base_seccomp_fd=8 if spec.proxy else None,
                                     proxy_dir="$RINGFENCE_PROXY_DIR" if spec.proxy else None,
                                     env={n: f"${n}" for n in host.env_names}, inline_env=True)
     assert words == expected
@@ -306,3 +309,40 @@ def test_srt_runs_the_export_mktemp_works_and_the_ledger_is_hidden(tmp_path):
     assert "MKTEMP-OK" in proc.stdout and "WS-OK" in proc.stdout, proc.stderr
     assert "EARLIER-COMMAND-OUTPUT" not in proc.stdout + proc.stderr
     assert (state / "ledger.db").read_text() == "EARLIER-COMMAND-OUTPUT"
+
+
+@pytest.mark.sandbox
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_the_printed_bwrap_script_runs_as_printed(tmp_path):
+    """Issue 14: the export used to leave fd 9 to a comment ("Can't read seccomp data:
+    Bad file descriptor"). As printed, it now writes the filter, opens fd 9 and starts
+    a real sandbox: writes stay in the workspace, the seccomp filter is on."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    outside = tmp_path / "outside"
+    outside.write_text("host file")
+    script = tmp_path / "strict.sh"
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / ".config"),
+           "RINGFENCE_HOME": str(tmp_path / "rf")}
+    proc = subprocess.run([sys.executable, "-m", "ringfence", "profile", "compile", "strict",
+                           "--format", "bwrap", "-w", str(ws)], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    script.write_text(proc.stdout)
+    probe = ("echo in-sandbox > made; echo changed > %s 2>/dev/null; "
+             "python3 -I -c 'import socket; socket.socket(socket.AF_UNIX)' 2>/dev/null "
+             "&& echo UNIX-OK || echo UNIX-DENIED" % outside)
+    run = subprocess.run(["sh", str(script), "sh", "-c", probe], cwd=ws, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "Bad file descriptor" not in run.stderr
+    assert run.stdout.strip() == "UNIX-DENIED"          # the seccomp filter is applied
+    assert (ws / "made").read_text() == "in-sandbox\n"  # the workspace is writable
+    assert outside.read_text() == "host file"            # the rest of the host is not
+    build = subprocess.run([sys.executable, "-m", "ringfence", "profile", "compile", "build",
+                            "--format", "bwrap", "-w", str(ws)], env=env, capture_output=True,
+                           text=True, timeout=120)
+    refused = subprocess.run(["sh", "-c", build.stdout, "sh", "true"], cwd=ws,
+                             env={k: v for k, v in env.items() if k != "RINGFENCE_PROXY_DIR"},
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 125 and "RINGFENCE_PROXY_DIR" in refused.stderr
