@@ -329,6 +329,7 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
             proc.wait()
     duration = time.monotonic() - start
     exit_code = _exit_code(code, status, received, timed_out, sandboxed, tails[err_fd][0].buf)
+    _say_not_run(exit_code, status, tails[err_fd][0].buf)
     if timed_out:
         note = Note("RF608", f"timed out after {timeout:g}s; the whole sandbox was killed")
         warn(note)
@@ -352,6 +353,20 @@ def _feed(pipe, data: bytes) -> None:
             pipe.close()
         except OSError:
             pass
+
+
+def _say_not_run(exit_code: int, status: bytes, stderr_tail: bytes) -> None:
+    """After bwrap's own "execvp" line, say it in the user's words (as the relay does
+    for proxy profiles): which program, what went wrong, and the shell's status."""
+    if exit_code not in (126, 127) or b"exit-code" in status:
+        return
+    lines = stderr_tail.decode("utf-8", "replace").strip().splitlines()
+    if not lines or not lines[-1].startswith("bwrap: execvp "):
+        return
+    program = lines[-1][len("bwrap: execvp "):].rsplit(":", 1)[0]
+    what = "command not found" if exit_code == 127 else "cannot be executed"
+    sys.stderr.write(f"ringfence: {program}: {what} in the sandbox (exit {exit_code})\n")
+    sys.stderr.flush()
 
 
 def _exit_code(code: int, status: bytes, received: list[int], timed_out: bool,

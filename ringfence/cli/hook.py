@@ -11,6 +11,8 @@ from typing import Optional
 
 import typer
 
+from . import options
+
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the app."""
@@ -18,7 +20,7 @@ def register(app: typer.Typer) -> None:
     @app.command(context_settings={"allow_extra_args": True,
                                    "ignore_unknown_options": True})
     def hook(integration: str = typer.Argument(..., help="claude-code"),
-             profile: Optional[str] = typer.Option(None, "--profile", help="Profile to judge by."),
+             profile: Optional[str] = options.profile("Profile to judge by."),
              wrap: bool = typer.Option(False, "--wrap",
                                        help="Rewrite the command to run under 'ringfence run'.")
              ) -> None:

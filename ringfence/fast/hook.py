@@ -6,7 +6,7 @@ import sys
 
 from ringfence.rfcore.errors import UsageError
 
-HELP = """usage: ringfence hook claude-code [--profile P] [--wrap]
+HELP = """usage: ringfence hook claude-code [-p|--profile P] [--wrap]
 
 Claude Code PreToolUse hook: reads the hook JSON on stdin and prints
 hookSpecificOutput.permissionDecision (allow | ask | deny) with a reason.
@@ -30,4 +30,6 @@ def main(argv: list[str]) -> int:
         return 0
     from ringfence.hooks.claude_code import main as claude_main
 
-    return claude_main(argv[1:])
+    # -p is --profile here too, as in every other command (issue 14 §3).
+    rest = ["--profile" if a == "-p" else a for a in argv[1:]]
+    return claude_main(rest)

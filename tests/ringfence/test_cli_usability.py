@@ -96,6 +96,14 @@ def test_same_option_same_spelling(tmp_path):
             assert re.search(r"│ --workspace\s+-w\b", out), command
     run_help = rf("run", "--help").stdout
     assert "-p, --profile" in run_help and "-w, --workspace" in run_help
+    payload = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                          "tool_input": {"command": "git push"}, "session_id": "s",
+                          "tool_use_id": "t", "cwd": str(ws)})
+    short = rf("hook", "claude-code", "-p", "strict", stdin=payload, home=tmp_path)
+    assert short.returncode == 0, short.stderr
+    long = rf("hook", "claude-code", "--profile", "strict", stdin=payload, home=tmp_path)
+    assert (json.loads(short.stdout)["hookSpecificOutput"]["permissionDecision"]
+            == json.loads(long.stdout)["hookSpecificOutput"]["permissionDecision"])
 
 
 # 4 ------------------------------------------------------------------------------
@@ -288,13 +296,14 @@ needs_bwrap = pytest.mark.skipif(__import__("shutil").which("bwrap") is None,
 
 @needs_bwrap
 @pytest.mark.sandbox
-def test_a_missing_program_is_named_in_the_users_words(tmp_path):
+@pytest.mark.parametrize("profile", ["build", "strict"])   # with and without the relay
+def test_a_missing_program_is_named_in_the_users_words(tmp_path, profile):
     (tmp_path / "ws").mkdir()
-    proc = rf("run", "-p", "build", "-w", str(tmp_path / "ws"), "--", "nosuchprog-xyz",
+    proc = rf("run", "-p", profile, "-w", str(tmp_path / "ws"), "--", "nosuchprog-xyz",
               home=tmp_path)
     assert proc.returncode == 127
     assert ("ringfence: nosuchprog-xyz: command not found in the sandbox (exit 127)"
-            in proc.stderr)
+            in proc.stderr.splitlines())
     assert "ringfence-relay" not in proc.stderr
 
 
