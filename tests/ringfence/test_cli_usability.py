@@ -16,8 +16,9 @@ from tests.conftest import ROOT
 
 
 def rf(*args: str, cwd=None, home: Path | None = None, columns: int = 200,
-       stdin: str | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, COLUMNS=str(columns), NO_COLOR="1", PYTHONIOENCODING="utf-8")
+       stdin: str | None = None, **extra: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, COLUMNS=str(columns), NO_COLOR="1", PYTHONIOENCODING="utf-8",
+               **extra)
     for name in ("RINGFENCE_DEBUG", "RINGFENCE_PROFILE", "RINGFENCE_SESSION"):
         env.pop(name, None)
     if home is not None:
@@ -299,8 +300,10 @@ needs_bwrap = pytest.mark.skipif(__import__("shutil").which("bwrap") is None,
 @pytest.mark.parametrize("profile", ["build", "strict"])   # with and without the relay
 def test_a_missing_program_is_named_in_the_users_words(tmp_path, profile):
     (tmp_path / "ws").mkdir()
+    # A PATH of searchable dirs only: as another user, an unreadable PATH entry
+    # (root's own bin dirs) makes execvp report EACCES (126), as in a shell.
     proc = rf("run", "-p", profile, "-w", str(tmp_path / "ws"), "--", "nosuchprog-xyz",
-              home=tmp_path)
+              home=tmp_path, PATH="/usr/local/bin:/usr/bin:/bin")
     assert proc.returncode == 127
     assert ("ringfence: nosuchprog-xyz: command not found in the sandbox (exit 127)"
             in proc.stderr.splitlines())
@@ -361,3 +364,29 @@ def test_explain_folds_the_command_with_its_markers(columns):
     for text, mark in zip(texts, marks):
         assert set(mark) <= set("-~^ ") and cell_len(mark) <= cell_len(text)
     assert marks[0].startswith("~~~~~~    ----")      # `cd src &&` then `git push`
+
+
+def test_the_numeric_validator_never_raises_anything_else():
+    """Any text: a finite value in range, or a UsageError with the option's name."""
+    import math
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from ringfence.fast.numbers import number
+    from ringfence.rfcore.errors import UsageError
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.one_of(st.text(max_size=30), st.floats().map(repr), st.integers().map(str)),
+           st.booleans())
+    def check(text, whole):
+        try:
+            value = number(text, option="--x", whole=whole, low=0, above_low=not whole,
+                           high=1000)
+        except UsageError as exc:
+            assert exc.message.startswith("--x takes ")
+            return
+        assert math.isfinite(value) and 0 <= value <= 1000
+        assert isinstance(value, int) if whole else isinstance(value, float)
+
+    check()
