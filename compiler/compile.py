@@ -221,6 +221,9 @@ def compile_profile(profile: Profile, workspace: str | None, host) -> SandboxSpe
                 ops.append(Tmpfs(fact.real))
             elif fact.kind in ("file", "other"):
                 ops.append(DevNullOver(fact.real))
+    for link, target in host.unmasked_links:
+        notes.append(Note("RF660", f"{link} is named like a secret but links to {target}, "
+                          "outside the workspace: not followed and not masked"))
 
     # ringfence's own state, pattern cache and config decide what runs without
     # asking (grants, the user's profile) and hold earlier runs' output: hidden in

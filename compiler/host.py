@@ -62,6 +62,12 @@ class HostFacts:
     paths: Mapping[str, PathFact] = field(default_factory=dict)
     # Glob expansions: pattern -> matching paths (sorted), done here so compile is pure.
     globs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Where the workspace-secrets walk keeps its directory cache ("" = no cache):
+    # under the private pattern cache, so no sandbox can read or forge it.
+    mask_cache: str = ""
+    # Secret-named links in the workspace whose target is outside it: (link, target).
+    # Not followed, not masked; compile reports them (RF660).
+    unmasked_links: tuple[tuple[str, str], ...] = ()
 
     def path(self, p: str) -> PathFact:
         try:
@@ -74,12 +80,13 @@ class HostFacts:
         from ringfence.compiler.compile import wanted_paths
 
         plain, patterns = wanted_paths(profile, workspace, self)
-        globs = expand_globs(patterns)
+        outside: list[tuple[str, str]] = []
+        globs = expand_globs(patterns, self.mask_cache, outside)
         everything = set(plain)
         for found in globs.values():
             everything.update(found)
         return replace(self, paths={p: path_fact(p) for p in sorted(everything)},
-                       globs=globs)
+                       globs=globs, unmasked_links=tuple(outside))
 
 
 def path_fact(p: str) -> PathFact:
@@ -101,10 +108,15 @@ def expand_glob(pattern: str) -> tuple[str, ...]:
     return tuple(sorted(glob.glob(pattern, recursive=True, include_hidden=True)))
 
 
-def expand_globs(patterns) -> dict[str, tuple[str, ...]]:
+def expand_globs(patterns, cache_dir: str = "",
+                 outside: list | None = None) -> dict[str, tuple[str, ...]]:
     """Expand every pattern. ``PREFIX/**/NAME`` patterns that share a prefix (Strict's
     workspace secrets) are matched in ONE walk of the prefix instead of one walk
-    each: this runs before every command, and workspaces can be large."""
+    each, which never follows a symbolic link and lists only the directories that
+    changed since the last run (``compiler/secretmasks.py``). Secret-named links
+    that point outside the prefix are appended to ``outside``."""
+    from ringfence.compiler import secretmasks
+
     out: dict[str, tuple[str, ...]] = {}
     by_prefix: dict[str, list[tuple[str, str]]] = {}
     for pat in patterns:
@@ -115,44 +127,12 @@ def expand_globs(patterns) -> dict[str, tuple[str, ...]]:
         else:
             out[pat] = expand_glob(pat)
     for prefix, items in by_prefix.items():
-        found = _walk_match(prefix, items)
+        found, links = secretmasks.find(prefix, items, cache_dir)
+        if outside is not None:
+            outside.extend(links)
         for pat, _ in items:
             out[pat] = tuple(sorted(found.get(pat, ())))
     return out
-
-
-def _walk_match(prefix: str, items: list[tuple[str, str]]) -> dict[str, list[str]]:
-    import fnmatch
-    import re
-
-    regs = [(pat, re.compile(fnmatch.translate(name))) for pat, name in items]
-    anyre = re.compile("|".join(f"(?:{fnmatch.translate(n)})" for _, n in items))
-    found: dict[str, list[str]] = {}
-    seen: set[tuple[int, int]] = set()
-    stack = [prefix]
-    while stack:
-        top = stack.pop()
-        try:
-            st = os.stat(top)
-            if (st.st_dev, st.st_ino) in seen:
-                continue        # a symlink loop, or a directory seen through a link
-            seen.add((st.st_dev, st.st_ino))
-            entries = list(os.scandir(top))
-        except OSError:
-            continue
-        for entry in entries:
-            if anyre.match(entry.name):
-                for pat, rx in regs:
-                    if rx.match(entry.name):
-                        found.setdefault(pat, []).append(entry.path)
-            try:
-                # Follows links to directories, like glob's "**": a secret under a
-                # linked directory is read through the link, so it must be found.
-                if entry.is_dir():
-                    stack.append(entry.path)
-            except OSError:
-                pass
-    return found
 
 
 def _read(path: str) -> str | None:
@@ -222,7 +202,7 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
     env = os.environ if env is None else env
     import pwd
 
-    from ringfence.rfcore.paths import private_dirs
+    from ringfence.rfcore.paths import pattern_cache_dir, private_dirs
 
     uid, gid = os.getuid(), os.getgid()
     home = env.get("HOME") or pwd.getpwuid(uid).pw_dir
@@ -233,7 +213,7 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
         uid=uid, gid=gid, home=os.path.abspath(home), arch=os.uname().machine,
         python=_relay_python(), python_prefix=os.path.realpath(sys.base_prefix),
         bwrap=bwrap, env_names=tuple(sorted(env)),
-        private_dirs=private_dirs(env),
+        private_dirs=private_dirs(env), mask_cache=pattern_cache_dir(env),
         seccomp=_seccomp_in_kernel(), userns=plausible if uid != 0 else True,
         userns_detail=detail, apparmor_userns_restricted=restricted)
     if not full:

@@ -195,4 +195,18 @@ RULES: tuple[Rule, ...] = (
             "directory as the workspace."),
         bad='ringfence run -p strict -w "$HOME" -- true',
         good="ringfence run -p strict -w . -- true"),
+    Rule(
+        code="RF660", name="secret-link-outside-workspace",
+        summary="a secret-named link points outside the workspace; it is not masked",
+        explanation=(
+            "Strict masks `.env*`, `*.pem`, `*.key` and `id_*` in the workspace. The "
+            "walk that finds them never follows a symbolic link: a secret-named link "
+            "is masked at its target only when the target, resolved inside the "
+            "workspace, stays there (a mount over a link lands on its target). A "
+            "link that points out of the workspace is neither followed nor masked, "
+            "so what it points to is as readable as the profile leaves it; the note "
+            "names it. Move the secret into the workspace, or add its real path to "
+            "`read_deny`."),
+        bad="ln -s /etc/hostname .env; ringfence run -p strict -- true",
+        good="echo s > real.env; ln -s real.env .env; ringfence run -p strict -- true"),
 )

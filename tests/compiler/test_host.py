@@ -31,8 +31,8 @@ def test_one_walk_finds_what_glob_finds(tmp_path):
     outside = tmp_path / "outside"
     (outside / "sub").mkdir(parents=True)
     (outside / "sub" / ".env").write_text("s")
-    (ws / "linked").symlink_to(outside)            # a linked directory is searched
-    (ws / "a" / "loop").symlink_to(ws / "a")       # a loop does not hang the walk
+    (ws / "linked").symlink_to(outside)            # a linked directory is NOT searched
+    (ws / "a" / "loop").symlink_to(ws / "a")       # nor is a loop
     pats = [f"{ws}/**/{n}" for n in (".env*", "*.pem", "*.key", "id_*")] + [f"{ws}/c/*.md"]
     got = expand_globs(pats)
     assert got[f"{ws}/c/*.md"] == (f"{ws}/c/readme.md",)
@@ -40,8 +40,7 @@ def test_one_walk_finds_what_glob_finds(tmp_path):
     assert got[f"{ws}/**/id_*"] == (f"{ws}/c/id_rsa", f"{ws}/c/id_rsa.pub")
     assert got[f"{ws}/**/*.key"] == (f"{ws}/deep/x/y/z/k.key",)
     envs = set(got[f"{ws}/**/.env*"])
-    assert {f"{ws}/.env", f"{ws}/a/.env.local", f"{ws}/.envdir",
-            f"{ws}/linked/sub/.env"} <= envs
+    assert envs == {f"{ws}/.env", f"{ws}/a/.env.local", f"{ws}/.envdir"}
     # every match is a real match of the pattern, as glob sees it
     assert set(expand_glob(f"{ws}/c/**/id_*")) == set(got[f"{ws}/**/id_*"])
 
