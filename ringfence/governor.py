@@ -410,7 +410,8 @@ def _changes(before, workspace, result=None) -> dict:
     changes = diff(before, snapshot(workspace)).to_json()
     protected = getattr(result, "protected_created", None) if result is not None else None
     if protected:
-        changes["protected_created"] = [str(p) for p in protected]
+        # Notes as JSON objects (code, message), never their Python repr.
+        changes["protected_created"] = [_jsonable(p) for p in protected]
     return changes
 
 

@@ -29,6 +29,8 @@ from ringfence.rfcore.records import field, record
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from ringfence.changeset import json_default as _json_default
+from ringfence.changeset import pack_changes, unpack_changes
 from ringfence.rfcore.errors import LedgerError
 
 STATES = ("completed", "failed", "waiting_for_approval", "denied", "aborted",
@@ -275,6 +277,7 @@ class Ledger:
                         (run_id,)).fetchone()[0]
         pid = event.get("pid", os.getpid()) if state in TRANSIENT_STATES else None
         values = {k: event.get(k) for k in _RESULT_FIELDS}
+        values["changes"] = pack_changes(values["changes"])
         for k in _JSON_FIELDS:
             values[k] = _dump(values[k])
         c.execute("""INSERT INTO run_events (run_id, seq, state, at, pid, pid_start,
@@ -352,6 +355,7 @@ class Ledger:
             event = dict(e)
             for k in _JSON_FIELDS:
                 event[k] = _load(event[k])
+            event["changes"] = unpack_changes(event["changes"])
             rec.events.append(event)
         rec.approvals = [dict(a) for a in self.conn.execute(
             "SELECT id, status, scope, where_ AS 'where', created_at, decided_at, decided_by "
@@ -375,7 +379,7 @@ def storable(text: str | None) -> str | None:
 
 
 def _dump(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, sort_keys=True)
+    return None if value is None else json.dumps(value, sort_keys=True, default=_json_default)
 
 
 def _load(text: str | None) -> Any:

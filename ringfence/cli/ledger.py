@@ -13,6 +13,7 @@ from typing import Optional
 
 import typer
 
+from ringfence.changeset import SUMMARY_AT
 from ringfence.rfcore.errors import EXIT_USAGE, UsageError
 
 from . import options
@@ -214,11 +215,23 @@ def show_view(rec):
                                                 else ""), title_justify="left")
         t.add_column("change")
         t.add_column("path", overflow="fold")
+        summarized = False
         for kind, mark in (("created", "+"), ("modified", "~"), ("deleted", "-"),
                            ("protected_created", "!")):
-            for path in changes.get(kind, []):
+            items = changes.get(kind, [])
+            if kind != "protected_created" and len(items) > SUMMARY_AT:
+                summarized = True
+                for label, text in change_rows(kind, items):
+                    t.add_row(f"{mark} {label}", _t(text))
+                continue
+            for path in items:
+                if isinstance(path, dict):        # a note: {"code", "message", ...}
+                    path = f"{path.get('code', '')} {path.get('message', '')}".strip()
                 t.add_row(f"{mark} {kind}", _t(path))
         parts.append(t if t.row_count else Text("workspace changes: none"))
+        if summarized:
+            parts.append(Text("every path: ringfence ledger show ID --json, or "
+                              "ringfence ledger export --jsonl", style="dim"))
 
     network = rec.result("network")
     if network:
@@ -238,6 +251,22 @@ def show_view(rec):
             parts += [Text(f"\n{name.replace('_', ' ')}", style="bold underline"),
                       _t(rec.result(name))]
     return Panel(Group(*parts), title=f"run {rec.id}", title_align="left")
+
+
+def change_rows(kind: str, paths: list[str]) -> list[tuple[str, str]]:
+    """(change, text) rows summarizing a long path list by directory tree."""
+    from ringfence.changeset import summarize
+
+    rows, more, more_groups = summarize(paths)
+    dirs = len({p.rpartition("/")[0] for p in paths})
+    out = [(kind, f"{len(paths):,} paths in {dirs:,} director{'y' if dirs == 1 else 'ies'}")]
+    for label, count, ndirs in rows:
+        where = f"under {label}" if label.endswith("/") else label
+        out.append(("", f"{count:,} {where} ({ndirs:,} dir{'' if ndirs == 1 else 's'})"))
+    if more:
+        out.append(("", f"… and {more:,} more under {more_groups:,} more "
+                        f"director{'y' if more_groups == 1 else 'ies'}"))
+    return out
 
 
 def register(app: typer.Typer) -> None:
