@@ -8,9 +8,12 @@ the date. Rows:
 - cold start of `check --json`, `check`, `explain` and `hook claude-code` against
   `python -c pass` (the real interpreter binary);
 - `run` overhead per profile against bare bwrap, `codex sandbox` and `srt`;
-- the proxy's added latency for one allowed request to a loopback server.
+- the proxy's added latency for one allowed request to a loopback server;
+- `run -- true` in workspaces of 100 to 300k files (workspace_scaling.py), and
+  write-heavy real work bare vs under Build (real_work.py).
 
-Usage: python bench/report.py [--corpus DIR] [--runs N] [--no-write]
+Usage: python bench/report.py [--corpus DIR] [--runs N] [--quick] [--no-write]
+       (--quick: workspaces of 100 and 10k files only, a third of the real work)
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ sys.path.insert(0, str(HERE.parent))
 
 import classify as classify_bench  # noqa: E402
 import proxy_latency  # noqa: E402
+import real_work  # noqa: E402
 import run_overhead  # noqa: E402
+import workspace_scaling  # noqa: E402
 from _timing import BASELINE_LABEL, baseline_python, ms, ringfence_bin, table, time_command  # noqa: E402
 
 HOOK_PAYLOAD = {"session_id": "bench", "hook_event_name": "PreToolUse", "tool_name": "Bash",
@@ -131,21 +136,62 @@ def build_rows(cls: dict, hook: dict[str, tuple[float, float]], run: dict, proxy
     return rows
 
 
+def scaling_rows(rows: list[list[str]], scaling: list[dict], real: list[dict]) -> None:
+    """Workspace-size scaling and real work, appended to the report's rows."""
+    first = scaling[0] if scaling else None
+    for r in scaling:
+        for prof in ("strict", "build"):
+            t, base = r[prof], first[prof]
+            if not t.ok:
+                rows.append(["workspace", f"run -p {prof} -- true, {r['files']:,} files",
+                             f"failed: {t.note}", "", "", "", ""])
+                continue
+            x = t.median / base.median if base.ok else float("nan")
+            last = r is scaling[-1] and r is not first
+            met = "" if not last else ("yes" if x <= workspace_scaling.TARGET else "**no**")
+            rows.append(["workspace", f"run -p {prof} -- true, {r['files']:,} files "
+                         f"({r['dirs']:,} dirs)", ms(t.median),
+                         f"{first['files']:,} files {ms(base.median)}", f"{x:.2f}x",
+                         f"<= {workspace_scaling.TARGET}x" if last else "", met])
+        rows.append(["workspace", f"  bare bwrap / python -c pass, {r['files']:,} files",
+                     f"{ms(r['bwrap'].median)} / {ms(r['python'].median)}", "", "", "", ""])
+    for r in real:
+        x = real_work.ratio(r)
+        base = real_work.BASELINE.get(r["name"])
+        if x is None:
+            rows.append(["real work", r["name"], "n/a", r["note"], "", "", ""])
+            continue
+        import statistics
+        limit = base * 1.1 if base else None
+        rows.append(["real work", f"{r['name']}: bare vs run -p build",
+                     f"{statistics.median(r['build']):.2f} s",
+                     f"bare {statistics.median(r['bare']):.2f} s", f"{x:.2f}x",
+                     f"<= {limit:.2f}x (main {base:.2f}x + 10%)" if limit else "",
+                     "" if limit is None else ("yes" if x <= limit else "**no**")])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", type=Path, default=HERE.parent.parent / "shared" / "corpus")
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--no-write", action="store_true", help="print only; do not write RESULTS.md")
+    ap.add_argument("--quick", action="store_true",
+                    help="skip the 100k and 300k-file workspaces; a third of the real work")
     args = ap.parse_args(argv)
-    steps = ("classifier", "hook", "run overhead", "proxy")
+    steps = ("classifier", "hook", "run overhead", "proxy", "workspace scaling", "real work")
     say = lambda i, what: print(f"[{i}/{len(steps)}] {what} ...", file=sys.stderr, flush=True)
     load_start = os.getloadavg()
     say(1, steps[0]); cls = classify_bench.run(args.corpus, args.runs)
     say(2, steps[1]); hook = hook_cold_start(args.runs)
     say(3, steps[2]); run = run_overhead.measure(args.runs)
     say(4, steps[3]); proxy = proxy_latency.measure(300)
+    say(5, steps[4]); scaling = workspace_scaling.measure(
+        max(5, args.runs // 2),
+        workspace_scaling.QUICK_SIZES if args.quick else workspace_scaling.SIZES)
+    say(6, steps[5]); real = real_work.measure(3, quick=args.quick)
     load_end = os.getloadavg()
     rows = build_rows(cls, hook, run, proxy)
+    scaling_rows(rows, scaling, real)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     text = "\n".join([
         "# ringfence benchmark results", "",

@@ -1,0 +1,221 @@
+"""Write-heavy real work, bare and under `ringfence run -p build`, side by side.
+
+Three jobs, each run in a fresh workspace state (the cleanup between runs is
+not timed), bare and sandboxed alternately so that load drift hits both alike:
+
+- npm install: a project depending on PACKAGES local tarballs (generated here,
+  each a package of FILES files), installed with `npm install --offline` and a
+  cache inside the workspace: thousands of files written, no registry involved;
+- venv + pip: `python -m venv` (ensurepip writes pip itself, about a thousand
+  files) and `pip install --no-index` of a few small wheels downloaded once
+  from PyPI into bench/.cache/wheels;
+- pytest: a generated suite (MODULES modules of TESTS tests), run with the
+  checkout's pytest; it writes __pycache__ for each module.
+
+The ratio is sandboxed / bare (issue 12's figures on main: npm 1.27x, venv +
+pip 1.22x, pytest 1.07x; requirement: stay within 10% of those). The workspace
+is a temporary directory under /var/tmp (on disk, like a real checkout; not
+/tmp, which is private in the sandbox), removed afterwards.
+
+Usage: python bench/real_work.py [--runs N] [--quick] [--dir DIR] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import ROOT, real_python, ringfence_bin, table  # noqa: E402
+
+WHEELS_DIR = ROOT / "bench" / ".cache" / "wheels"
+WHEELS = ["six==1.16.0", "idna==3.7", "attrs==23.2.0", "packaging==24.0",
+          "iniconfig==2.0.0", "pluggy==1.5.0"]
+PACKAGES, FILES = 150, 24          # npm: 150 packages x 24 files = 3,600 files
+MODULES, TESTS = 150, 20           # pytest: 3,000 tests
+BASELINE = {"npm install": 1.27, "venv + pip install": 1.22, "pytest": 1.07}
+
+
+def make_tarballs(where: Path, packages: int, files: int) -> list[str]:
+    """npm tarballs (package/ prefix, like `npm pack`), deterministic."""
+    where.mkdir(parents=True)
+    out = []
+    for i in range(packages):
+        name = f"bench-pkg-{i:04d}"
+        path = where / f"{name}-1.0.0.tgz"
+        with tarfile.open(path, "w:gz") as tar:
+            members = {"package/package.json":
+                       json.dumps({"name": name, "version": "1.0.0", "main": "index.js"})}
+            members["package/index.js"] = "module.exports = require('./lib/f0.js');\n"
+            for k in range(files - 2):
+                members[f"package/lib/f{k}.js"] = f"exports.v = {k};\n" * 4
+            for member, text in members.items():
+                data = text.encode()
+                info = tarfile.TarInfo(member)
+                info.size, info.mtime, info.mode = len(data), 0, 0o644
+                tar.addfile(info, io.BytesIO(data))
+        out.append(path.name)
+    return out
+
+
+def npm_project(ws: Path, packages: int, files: int) -> None:
+    tarballs = make_tarballs(ws / "tarballs", packages, files)
+    proj = ws / "project"
+    proj.mkdir()
+    deps = {t.rsplit("-1.0.0", 1)[0]: f"file:../tarballs/{t}" for t in tarballs}
+    (proj / "package.json").write_text(json.dumps({"name": "bench", "version": "1.0.0",
+                                                   "private": True, "dependencies": deps}))
+
+
+def wheels() -> tuple[bool, str]:
+    """Download the wheels once (PyPI). (ok, note)."""
+    stamp = WHEELS_DIR / ".complete"
+    if stamp.exists():
+        return True, ""
+    WHEELS_DIR.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([real_python(), "-m", "pip", "download", "-q", "--no-deps",
+                           "--only-binary=:all:", "-d", str(WHEELS_DIR), *WHEELS],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        return False, f"pip download failed: {proc.stderr.strip()[-160:]}"
+    stamp.write_text("\n".join(WHEELS))
+    return True, ""
+
+
+def test_suite(ws: Path, modules: int, tests: int) -> None:
+    d = ws / "suite"
+    d.mkdir()
+    for m in range(modules):
+        body = "".join(f"def test_{m}_{t}():\n    assert {t} + {m} == {m + t}\n\n"
+                       for t in range(tests))
+        (d / f"test_m{m:04d}.py").write_text(body)
+
+
+def jobs(ws: Path, quick: bool) -> list[dict]:
+    """name, argv (run with cwd=ws), clean (paths removed before each run)."""
+    py = real_python()
+    pkgs = PACKAGES // 3 if quick else PACKAGES
+    npm_project(ws, pkgs, FILES)
+    test_suite(ws, MODULES // 3 if quick else MODULES, TESTS)
+    out = [{"name": "npm install", "files": pkgs * FILES,
+            "argv": ["sh", "-c", "cd project && npm install --offline --no-audit --no-fund "
+                     "--loglevel=error --cache ../.npm-cache >/dev/null"],
+            "clean": ["project/node_modules", "project/package-lock.json"],
+            "prime": True}]
+    ok, note = wheels()
+    if ok:
+        names = [w.split("==")[0] for w in WHEELS]
+        out.append({"name": "venv + pip install",
+                    "argv": ["sh", "-c", f"{py} -m venv venv && venv/bin/python -m pip "
+                             f"install -q --no-index --find-links {WHEELS_DIR} "
+                             f"{' '.join(names)}"],
+                    "clean": ["venv"]})
+    else:
+        out.append({"name": "venv + pip install", "skip": note})
+    out.append({"name": "pytest",
+                "argv": [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                         "suite"],
+                "clean": ["suite/__pycache__"]})
+    return out
+
+
+def _clean(ws: Path, rels: list[str]) -> None:
+    for rel in rels:
+        p = ws / rel
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        elif p.exists() or p.is_symlink():
+            p.unlink()
+
+
+def _time(argv, ws: Path, env: dict) -> tuple[float, str]:
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, cwd=ws, env=env, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    dt = time.perf_counter() - t0
+    if proc.returncode != 0:
+        err = proc.stderr.decode(errors="replace").strip().splitlines()
+        return dt, f"exit {proc.returncode}: {err[-1] if err else ''}"[:160]
+    return dt, ""
+
+
+def measure(runs: int = 3, quick: bool = False, base_dir: str | None = None) -> list[dict]:
+    rf = ringfence_bin()
+    tmp = tempfile.mkdtemp(prefix="rf-bench-real-", dir=base_dir or "/var/tmp")
+    results = []
+    try:
+        ws = Path(tmp) / "ws"
+        ws.mkdir()
+        env = {**os.environ, "RINGFENCE_HOME": os.path.join(tmp, "state")}
+        env.pop("RINGFENCE_SESSION", None)
+        for job in jobs(ws, quick):
+            row = {"name": job["name"], "bare": [], "build": [], "note": job.get("skip", "")}
+            if "skip" in job:
+                results.append(row)
+                continue
+            sandboxed = [rf, "run", "-p", "build", "--workspace", str(ws), "--", *job["argv"]]
+            if job.get("prime"):            # fill the in-workspace npm cache once
+                _clean(ws, job["clean"])
+                _time(job["argv"], ws, env)
+            for i in range(runs):
+                for key, argv in (("bare", job["argv"]), ("build", sandboxed))[::1 - 2 * (i % 2)]:
+                    _clean(ws, job["clean"])
+                    dt, err = _time(argv, ws, env)
+                    if err:
+                        row["note"] = f"{key}: {err}"
+                    row[key].append(dt)
+            results.append(row)
+            print(f"  {job['name']}: bare {statistics.median(row['bare']):.2f} s, "
+                  f"build {statistics.median(row['build']):.2f} s", file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return results
+
+
+def ratio(row: dict) -> float | None:
+    if not row["bare"] or not row["build"] or row["note"]:
+        return None
+    return statistics.median(row["build"]) / statistics.median(row["bare"])
+
+
+def report(rows: list[dict]) -> str:
+    out = []
+    for r in rows:
+        x = ratio(r)
+        base = BASELINE.get(r["name"])
+        out.append([r["name"],
+                    f"{statistics.median(r['bare']):.2f} s" if r["bare"] else "n/a",
+                    f"{statistics.median(r['build']):.2f} s" if r["build"] else "n/a",
+                    "n/a" if x is None else f"{x:.2f}x",
+                    f"{base:.2f}x" if base else "", r["note"]])
+    return table(out, ["job", "bare", "ringfence run -p build", "ratio",
+                       "issue 12 (main)", "note"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="a third of the files and tests")
+    ap.add_argument("--dir", default=None, help="where to create the workspace")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    rows = measure(args.runs, args.quick, args.dir)
+    if args.json:
+        print(json.dumps([{**r, "ratio": ratio(r)} for r in rows], indent=2))
+    else:
+        print(report(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
