@@ -160,10 +160,13 @@ def _list(path: str, expect_ino: int | None, parent_dev: int, anyre):
 
 
 def _same(path: str, st, expect_ino: int, parent_dev: int) -> bool:
-    if st.st_dev == parent_dev:
-        return st.st_ino == expect_ino
-    # A mount point inside the workspace (its listed inode is the one beneath):
-    # accept it only if no link leads there.
+    """Is ``path`` still the directory its parent listed? Fast path: the inode
+    the listing gave. Otherwise (a mount point inside the workspace lists the
+    inode beneath it; overlayfs without xino can give readdir and stat different
+    inodes; or a component was swapped for a link) accept it only if no link
+    leads there, so a mismatch costs a realpath and never a mask."""
+    if st.st_dev == parent_dev and st.st_ino == expect_ino:
+        return True
     return os.path.realpath(path) == path
 
 

@@ -213,3 +213,22 @@ def test_a_secret_renamed_under_node_modules_is_found_by_inode(tmp_path):
     os.rename(ws / "a", ws / "node_modules" / "a")
     os.rename(ws / "node_modules" / "a" / "id_ed25519", ws / "node_modules" / "a" / "plain")
     assert masked(ws, cache)[0] == [f"{ws}/node_modules/a/plain"]
+
+
+def test_an_inode_mismatch_is_checked_not_skipped(tmp_path, monkeypatch):
+    """overlayfs (xino=off) may list other inodes than stat gives: such a
+    directory is still walked when no link leads to it."""
+    ws = tmp_path / "ws"
+    (ws / "a" / "b").mkdir(parents=True)
+    (ws / "a" / "b" / ".env").write_text("s")
+    real_list = secretmasks._list
+
+    def lying_list(path, expect, pdev, anyre):
+        got = real_list(path, expect, pdev, anyre)
+        if got is not None:
+            st, subs, hits = got
+            got = st, [[n, ino + 1000] for n, ino in subs], hits
+        return got
+
+    monkeypatch.setattr(secretmasks, "_list", lying_list)
+    assert masked(ws)[0] == [f"{ws}/a/b/.env"]
