@@ -155,6 +155,8 @@ def scaling_rows(rows: list[list[str]], scaling: list[dict], real: list[dict]) -
                          f"<= {workspace_scaling.TARGET}x" if last else "", met])
         rows.append(["workspace", f"  bare bwrap / python -c pass, {r['files']:,} files",
                      f"{ms(r['bwrap'].median)} / {ms(r['python'].median)}", "", "", "", ""])
+        rows.append(["workspace", f"  Strict's secrets walk alone (cached), {r['files']:,} files",
+                     ms(r["walk"].median), "", "", "", ""])
     for r in real:
         x = real_work.ratio(r)
         base = real_work.BASELINE.get(r["name"])
