@@ -9,12 +9,13 @@ The walk
   * masks a secret-named *link* at its target only if the target, resolved one
     component at a time, stays inside the workspace. A link pointing out is not
     followed, not stat'ed and not masked: it is reported (RF660);
-  * skips ``node_modules`` (PRUNE): files there come from package tarballs. The
-    one way a user's secret gets there is a sandbox moving a directory that
-    holds one (a mask cannot be renamed, its parent can). So every mask is
-    remembered with its inode; when a remembered secret is no longer where it
-    was (or its inode changed), the pruned trees are searched once, by name and
-    by inode, and what is found there is masked from then on.
+  * does not list ``node_modules`` (PRUNE) once it has a cache: files there
+    come from package tarballs. The one way a user's secret gets there is a
+    sandbox moving a directory that holds one (a mask cannot be renamed, its
+    parent can). So every mask is remembered with its inode; when a remembered
+    secret is no longer where it was (or another file is), and whenever there
+    is no usable cache (no memory), the pruned trees are searched, by name and
+    by inode, and what is found there stays masked while it exists.
 
 The cache (``<cache>/secrets-<key>.json``, in ringfence's private pattern cache,
 hidden from every sandbox) maps each directory to its inode, mtime_ns and
@@ -99,19 +100,22 @@ def cache_file(cache_dir: str, root: str, names: list[str]) -> str:
     return os.path.join(cache_dir, f"secrets-{key[:32]}.json")
 
 
-def _load(path: str, root: str, names: list[str]) -> tuple[dict, list]:
+def _load(path: str, root: str, names: list[str]) -> tuple[dict, list] | None:
+    """(dirs, known masks), or None if there is no usable cache."""
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
         if (data.get("v") != VERSION or data.get("root") != root
                 or data.get("names") != sorted(names)):
-            return {}, []
+            return None
         dirs, known = data["dirs"], data["known"]
-        if isinstance(dirs, dict) and isinstance(known, list):
+        if isinstance(dirs, dict) and isinstance(known, list) and all(
+                isinstance(k, list) and len(k) == 2 and isinstance(k[0], str)
+                and isinstance(k[1], int) for k in known):
             return dirs, known
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         pass
-    return {}, []
+    return None
 
 
 def _save(path: str, root: str, names: list[str], dirs: dict, known: list) -> None:
@@ -270,12 +274,16 @@ def find(prefix: str, items: list[tuple[str, str]], cache_dir: str = ""):
     if not os.path.isdir(root):
         return found, outside
     path = cache_file(cache_dir, root, names) if cache_dir else ""
-    old, known = _load(path, root, names) if path else ({}, [])
+    loaded = _load(path, root, names) if path else None
+    # Without a usable cache there is no memory of earlier masks, so a secret
+    # moved into node_modules could not be noticed: search the pruned trees too.
+    memory = loaded is not None
+    old, known = loaded if memory else ({}, [])
     try:
         hits, pruned, new = walk(root, anyre, old)
     except (TypeError, ValueError, IndexError):
         # A cache that parses but is malformed: list everything again.
-        old, known = {}, []
+        old, known, memory = {}, [], False
         hits, pruned, new = walk(root, anyre, old)
     seen = {f"{d}/{n}" for d, n, _ in hits}
     lost: set[int] = set()
@@ -291,7 +299,7 @@ def find(prefix: str, items: list[tuple[str, str]], cache_dir: str = ""):
                 hits.append((os.path.dirname(p), os.path.basename(p), 0))
         elif isinstance(ino, int):
             lost.add(ino)       # moved, replaced (a decoy at the old path) or deleted
-    if lost:
+    if lost or not memory:
         hits.extend(_search_pruned(pruned, anyre, lost))
     masks: list[list] = []
     for d, name, is_link in hits:

@@ -177,14 +177,32 @@ def test_a_forged_stale_entry_for_a_changed_directory_is_ignored(tmp_path):
     assert masked(ws, cache)[0] == [f"{ws}/a/server.pem"]
 
 
-def test_node_modules_is_not_searched(tmp_path):
+def test_node_modules_is_listed_only_without_memory(tmp_path, audit):
     ws, cache = tmp_path / "ws", tmp_path / "cache"
     (ws / "node_modules" / "pkg").mkdir(parents=True)
-    (ws / "node_modules" / "pkg" / ".env").write_text("package file")
     (ws / "node_modules" / "pkg" / "cert.pem").write_text("package file")
     (ws / "src").mkdir()
     (ws / "src" / ".env").write_text("s")
-    assert masked(ws, cache)[0] == [f"{ws}/src/.env"]
+    first = [f"{ws}/node_modules/pkg/cert.pem", f"{ws}/src/.env"]
+    assert masked(ws, cache)[0] == first          # no cache yet: searched, remembered
+    (ws / "node_modules" / "pkg" / "new.key").write_text("package file")
+    with audit as seen:
+        assert masked(ws, cache)[0] == first      # not listed again: new.key unmasked
+    assert [p for p in seen if isinstance(p, str) and p.startswith(f"{ws}/node_modules")] == []
+    os.unlink(cache_file(str(cache), str(ws), list(NAMES)))
+    assert masked(ws, cache)[0] == sorted(first + [f"{ws}/node_modules/pkg/new.key"])
+
+
+def test_a_lost_cache_finds_a_secret_moved_into_node_modules(tmp_path):
+    ws, cache = tmp_path / "ws", tmp_path / "cache"
+    (ws / "config").mkdir(parents=True)
+    (ws / "config" / ".env").write_text("s")
+    (ws / "node_modules").mkdir()
+    assert masked(ws, cache)[0] == [f"{ws}/config/.env"]
+    os.rename(ws / "config", ws / "node_modules" / "config")
+    with open(cache_file(str(cache), str(ws), list(NAMES)), "w") as fh:
+        fh.write("{")                              # and the memory is gone
+    assert masked(ws, cache)[0] == [f"{ws}/node_modules/config/.env"]
 
 
 @pytest.mark.parametrize("decoy", [False, True])
