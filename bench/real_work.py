@@ -14,8 +14,10 @@ not timed), bare and sandboxed alternately so that load drift hits both alike:
 
 The ratio is sandboxed / bare (issue 12's figures on main: npm 1.27x, venv +
 pip 1.22x, pytest 1.07x; requirement: stay within 10% of those). The workspace
-is a temporary directory under /var/tmp (on disk, like a real checkout; not
-/tmp, which is private in the sandbox), removed afterwards.
+is a temporary directory on /dev/shm when it exists (tmpfs: this machine's disk,
+shared with other jobs, swings more than the effect measured), else /var/tmp
+(not /tmp, which is private in the sandbox); --dir picks another. Removed
+afterwards.
 
 Usage: python bench/real_work.py [--runs N] [--quick] [--dir DIR] [--json]
 """
@@ -151,7 +153,8 @@ def _time(argv, ws: Path, env: dict) -> tuple[float, str]:
 
 def measure(runs: int = 3, quick: bool = False, base_dir: str | None = None) -> list[dict]:
     rf = ringfence_bin()
-    tmp = tempfile.mkdtemp(prefix="rf-bench-real-", dir=base_dir or "/var/tmp")
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    tmp = tempfile.mkdtemp(prefix="rf-bench-real-", dir=base_dir or shm or "/var/tmp")
     results = []
     try:
         ws = Path(tmp) / "ws"
