@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from .ir import Construct, Word
+from .parse_tables import VALUE_SITES
 from .words import (BRACE_EXPANSION, GLOB_CHARS, ansi_c_end, decode_ansi_c,
                     live_substitution_in_double, plain_tail, unquote_double, unquote_plain,
                     unterminated_quote)
@@ -201,6 +202,9 @@ class WordsMixin:
                 self.push_subst(n, depth)
             elif n.child_count == 0:
                 self.cover(n, n.is_named)
+            elif n.type in VALUE_SITES:
+                self.value_site(n)
+                todo.extend(n.children)
             elif n.type == "string":
                 self.cover(n, True)
                 todo.extend(n.children)
