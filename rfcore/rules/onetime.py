@@ -146,4 +146,34 @@ RULES: tuple[Rule, ...] = (
                       "A sed or awk program read from a file (`-f`) is not inspected. "
                       "`base64 -o` is a BSD option; GNU base64 rejects it, so there the "
                       "finding costs one approval for a command that would fail."),
+    _r("RF140", "arithmetic-evaluation", "bash evaluates a non-literal value arithmetically.",
+       "`(( ))`, `$(( ))`, `$[ ]`, `for (( ))`, `let`, variables declared `-i` (`declare`, "
+       "`local`, `typeset`), indexed-array subscripts (`${a[i]}`, `a[i]=1`, `arr=([i]=x)`, a "
+       "subscript in a name given to `read`, `printf -v`, `declare` or `test -v`), substring "
+       "offsets and lengths (`${s:i:n}`) and the numeric operators of `[[ ]]` (`-eq`, `-ne`, "
+       "`-lt`, `-le`, `-gt`, `-ge`) evaluate their operands arithmetically. A name there is a "
+       "variable whose value is evaluated again, and a value such as `a[$(id)]` runs `id` "
+       "(checked against bash 5.2). The command can set that value itself "
+       "(`x='a[$(id)]'; (( x ))`), so only literal integers (decimal, octal, `0x` hex, "
+       "`BASE#N`), operators and the always-numeric `$#`, `$?`, `$$`, `$!`, `${#x}` are "
+       "plain; anything else, whatever its quoting, is one-time. `[ ]` and `test` accept "
+       "only integers for `-eq` and evaluate nothing.",
+       bad="x='a[$(id)]'; (( x ))", good="(( 2 * 3 ))",
+       known_problems="Associative-array subscripts are not evaluated arithmetically, but "
+                      "whether an array is associative is not known from the command text, "
+                      "so every non-literal subscript counts. Values are followed only inside "
+                      "one expression: `i` in `for ((i=0; i<3; i++))` or `let a=1 b=a+1` is "
+                      "plain when nothing else in the command assigns it, but `i=0; (( i++ ))` "
+                      "is one-time."),
+    _r("RF141", "indirect-expansion", "`${!v}` expands the variable named by a value.",
+       "Indirection reads the name of the variable to expand from `v`'s value; when that name "
+       "has a subscript (`p='a[$(id)]'; echo ${!p}`) bash evaluates it and runs the command "
+       "substitution. The name listings `${!prefix*}`, `${!prefix@}` and `${!a[@]}` evaluate "
+       "nothing and stay plain.",
+       bad="p='a[$(id)]'; echo ${!p}", good="echo ${!BASH*}"),
+    _r("RF142", "prompt-expansion", "`${v@P}` expands a value as a prompt string.",
+       "The `@P` transformation expands the value as PS1 would, and prompt expansion runs "
+       "command substitutions (`` `id` ``) inside the value, which the command can set "
+       "itself: `echo \"${x=\\140id\\140}${x@P}\"` runs id.",
+       bad="result=${input@P}", good="result=${input@Q}"),
 )
