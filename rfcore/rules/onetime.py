@@ -22,10 +22,12 @@ RULES: tuple[Rule, ...] = (
        "A heredoc is a program or data blob inside the command string; approving the "
        "program once would approve any future document. It is one-time.",
        bad="cat <<'EOF'\nhello\nEOF", good="cat hello.txt"),
-    _r("RF104", "here-string", "A here-string feeds inline text to the command.",
-       "`<<<` feeds inline text as standard input; for a shell or interpreter that text is "
-       "the program. It is one-time.",
-       bad="grep x <<< \"$data\"", good="grep x data.txt"),
+    _r("RF104", "here-string", "A here-string feeds a program to a shell or interpreter.",
+       "`<<<` feeds inline text as standard input; for a shell or interpreter (or a "
+       "program whose name is decided at run time, or `exec`) that text is the program. It "
+       "is one-time. Into any other program the text is data, like `< file`: decoration "
+       "RF308.",
+       bad="bash <<< \"$script\"", good="grep x <<< \"$data\""),
     _r("RF105", "file-write-redirect", "A redirection writes a file.",
        "`>`, `>>`, `>|`, `&>`, `>& file` and `exec 3>f` create or overwrite files (for "
        "example `.bashrc` or a git hook) outside what the program itself was approved to "
@@ -46,12 +48,15 @@ RULES: tuple[Rule, ...] = (
        "`-e`, `deno eval`, Rscript `-e`, osascript `-e` and pwsh `-c` run code given inline.",
        bad="python3 -Ic 'print(1)'", good="python3 script.py"),
     _r("RF109", "git-exec-config", "git options that run programs.",
-       "`git -c`, `--config-env` and `--exec-path` can set core.pager, core.sshCommand, "
-       "aliases or hooks paths; `git config` setting such a key (core.hooksPath, "
+       "`git -c KEY=VAL`, `--config-env=KEY=ENVVAR` (and GIT_CONFIG_COUNT/KEY_n/VALUE_n, "
+       "RF122) can set core.pager, core.sshCommand, aliases or hooks paths: they are judged "
+       "by the key with the one table of `rfcore/gitkeys.py` (`user.*`, `color.*` run "
+       "nothing; unknown keys count as running a program); `--exec-path` always counts. "
+       "`git config` setting such a key (core.hooksPath, "
        "core.fsmonitor, filter drivers, credential helpers, `!` aliases...) makes git run it "
        "later; `rebase --exec`, `submodule foreach`, `bisect run` or `--upload-pack` run "
        "shell commands. Each turns git into a shell.",
-       bad="git -c core.pager='sh -c id' log", good="git log"),
+       bad="git -c core.pager='sh -c id' log", good="git -c user.email=a@b log"),
     _r("RF110", "awk-exec", "An awk program runs commands.",
        "awk's `system()`, `print | \"cmd\"` and `\"cmd\" | getline` run shell commands. A "
        "program we cannot read (dynamic, unparseable) is treated the same.",
