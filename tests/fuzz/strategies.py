@@ -111,7 +111,7 @@ INLINE = ("bash -c 'ls'", "sh -c ls", "python3 -c 'print(1)'", "node -e 'x'", "b
           "perl -e 'print 1'")
 inline_code = st.sampled_from(INLINE)
 heredoc = st.sampled_from(("cat <<EOF\nhello\nEOF", "cat <<'EOF'\nhello\nEOF",
-                           "cat <<-EOF\n\thello\n\tEOF", "cat <<< hello"))
+                           "cat <<-EOF\n\thello\n\tEOF", "bash <<< hello"))
 
 
 @st.composite

