@@ -113,7 +113,7 @@ HIDES_PROGRAMS = frozenset({
     "RF109", "RF110", "RF111", "RF112", "RF113",   # options that run commands
     "RF114", "RF115",   # launchers that hand over to a shell
     "RF118", "RF119", "RF121", "RF127",            # source, alias, trap, dynamic subcommand
-    "RF140", "RF141", "RF142",   # a value evaluated as code: `x='a[$(git push)]'; (( x ))`
+    "RF143",            # a command stored as text in a value evaluated as code
 })
 INLINE_SHELL = frozenset({"RF107", "RF117"})       # classified recursively when literal
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish"})

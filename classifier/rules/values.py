@@ -10,6 +10,7 @@ a hostile environment.
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from ..arith import assigned_literal, literal, subscript_literal
@@ -144,9 +145,38 @@ def prompt_expansion(ctx: Context) -> Iterable[Hit]:
                           "command substitutions in it"
 
 
+# Text that becomes `$(` or a backtick when bash evaluates a value: the characters
+# themselves, and the escapes prompt expansion (`@P`) and `$'...'` decode.
+_CODE_TEXT = re.compile(r"\$\(|`|\\0?140|\\0?44|\\x(?:60|24)|\\u00(?:60|24)|"
+                        r"\\U0000(?:60|24)")
+
+
+def dormant_code(ctx: Context) -> Iterable[Hit]:
+    """RF143: the command both evaluates a value as code and holds the text of a
+    command that is not run where it stands (`x='a[$(git push)]'; (( x ))`). The
+    sandbox holds it when the profile has deny or ask rules: that program is
+    hidden from them."""
+    if not (any(arithmetic(ctx)) or any(indirection(ctx)) or any(prompt_expansion(ctx))):
+        return
+    # where a live `$(`, backtick or `$((` starts (not stored text)
+    live: set[int] = set()
+    for c in ctx.script.constructs:
+        if c.kind in ("command-substitution", "process-substitution", "arithmetic"):
+            live.add(c.span[0])
+            if c.text.startswith("`"):
+                live.add(c.span[1] - 1)          # the closing backtick
+    for m in _CODE_TEXT.finditer(ctx.script.source):
+        if m.start() not in live:
+            yield (m.start(), m.end()), f"`{m.group()}` is stored as text and may run " \
+                                        "when a value is evaluated as code"
+
+
 CHECKS = (
     ("RF140", arithmetic, constructs("arithmetic") + declarations +
      names({"let", "test", "[", "[[", "read", "printf", "mapfile", "readarray", "getopts"})),
     ("RF141", indirection, constructs("indirection")),
     ("RF142", prompt_expansion, constructs("prompt-expansion")),
+    ("RF143", dormant_code, constructs("arithmetic", "indirection", "prompt-expansion") +
+     declarations + names({"let", "test", "[", "[[", "read", "printf", "mapfile",
+                           "readarray", "getopts"})),
 )

@@ -181,4 +181,16 @@ RULES: tuple[Rule, ...] = (
        "command substitutions (`` `id` ``) inside the value, which the command can set "
        "itself: `echo \"${x=\\140id\\140}${x@P}\"` runs id.",
        bad="result=${input@P}", good="result=${input@Q}"),
+    _r("RF143", "code-text-in-evaluated-value",
+       "A command stored as text may run when a value is evaluated as code.",
+       "The command evaluates a value as code (RF140, RF141, RF142) and also holds the text "
+       "of a command that does not run where it stands: a quoted `$(...)` or backtick, or "
+       "an escape that becomes one (`\\140`, `\\x60`, `\\044`). "
+       "`x='a[$(git push)]'; (( x ))` runs git push, hidden from the profile's deny and "
+       "ask rules, so the sandbox holds it for approval when the profile has such rules "
+       "(like `bash -c \"$code\"`). On the host it is one-time anyway.",
+       bad="x='a[$(git push)]'; (( x ))", good="(( $(wc -l < f) > 3 ))",
+       known_problems="Text read at run time (`(( $(cat f) ))`, `read x < f; (( x ))`) is "
+                      "not visible: inside the sandbox such a command is contained like "
+                      "interpreter inline code (RF108), not held."),
 )
