@@ -15,6 +15,7 @@ import re
 from typing import NamedTuple
 
 from . import data
+from .gitconfig import option_runs_program
 from .ir import Script, Span, Word
 
 # A command name containing one of these after quote removal is not static:
@@ -298,9 +299,17 @@ def _multiplexer_key(inv: Invocation) -> None:
     row = data.MULTIPLEXERS.get(data.MULTIPLEXER_ALIASES.get(name, name))
     if row is None:
         return
-    j, seen = skip_options(argv, 1, row.opts)
+    values: list[tuple[str, Word | None]] = []
+    j, seen = skip_options(argv, 1, row.opts, values=values)
+    given: dict[str, list[Word | None]] = {}
+    for opt, vw in values:
+        given.setdefault(opt, []).append(vw)
     for opt, ow in seen:
         if opt in row.exec_opts:
+            queue = given.get(opt)
+            vw = queue.pop(0) if queue else None
+            if name == "git" and not option_runs_program(opt, vw):
+                continue          # `git -c user.email=a@b`: judged by the key (gitkeys)
             inv.facts.append(Fact("git-exec" if name == "git" else "exec-option", ow.span, opt, ow))
     while row.plus_skip and j < len(argv) and argv[j].static and argv[j].value.startswith("+"):
         j += 1

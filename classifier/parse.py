@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import threading
 
-from .ir import Assignment, Command, Construct, ParseProblem, Redirect, Script, Word
+from .ir import Command, Construct, ParseProblem, Script, Word
+from .parse_redirects import RedirectsMixin
+from .parse_tables import REDIRECTS as _REDIRECTS, WORDISH as _WORDISH
+from .parse_values import ValuesMixin
 from .parse_words import SPECIAL_PARAM, WordsMixin, join
 from .prescan import MAX_BYTES, MAX_DEPTH, char_map, prescan
 
@@ -86,16 +89,9 @@ _CONTAINERS = frozenset({
     "program", "list", "subshell", "do_group", "if_statement", "elif_clause",
     "else_clause", "while_statement", "negated_command", "case_statement",
 })
-_WORDISH = frozenset({
-    "word", "string", "raw_string", "ansi_c_string", "translated_string", "concatenation",
-    "simple_expansion", "expansion", "arithmetic_expansion", "command_substitution",
-    "process_substitution", "number", "extglob_pattern", "brace_expression", "regex",
-    "test_operator", "variable_name", "special_variable_name", "array",
-})
-_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
 
-class _Front(WordsMixin):
+class _Front(WordsMixin, ValuesMixin, RedirectsMixin):
     """One parse. Holds the byte buffer, offset map and output lists."""
 
     def __init__(self, command: str, data: bytes) -> None:
@@ -209,12 +205,7 @@ class _Front(WordsMixin):
                 else:
                     self.cover(child)
         elif t == "c_style_for_statement":
-            for child in node.children:
-                if child.type == "do_group" or child.type == "compound_statement":
-                    self.stack.append((child, depth + 1, None, 1, in_subst, ()))
-                else:
-                    self._scan_dynamic(child, depth, {"subst": False})
-            self.script.commands.append(Command("arith", (), (), self.nspan(node), None, 1, in_subst))
+            self.c_style_for(node, depth, in_subst)
         elif t == "case_item":
             seen_paren = False
             queued = []
@@ -248,19 +239,7 @@ class _Front(WordsMixin):
         elif t == "declaration_command" or t == "unset_command":
             self.declaration(node, depth, stage, stages, in_subst)
         elif t == "test_command":
-            words: list[Word] = []
-            todo = [node]
-            while todo:
-                n = todo.pop()
-                if n.is_named and n.type in _WORDISH:
-                    words.append(self.word(n, depth, in_subst))
-                elif n.child_count == 0:
-                    self.cover(n, n.is_named)
-                    words.append(Word(self.src(n), self.src(n), self.nspan(n)))
-                else:
-                    todo.extend(reversed(n.children))
-            self.script.commands.append(Command("test", tuple(words), (), self.nspan(node),
-                                                stage, stages, in_subst))
+            self.test_command(node, depth, stage, stages, in_subst)
         elif t == "comment":
             self.cover(node)
             self.script.constructs.append(Construct("comment", self.nspan(node), self.src(node)))
@@ -312,46 +291,6 @@ class _Front(WordsMixin):
             else:
                 stages.insert(0, (first, first_outer))
                 return stages
-
-    def arith(self, node, depth, in_subst) -> None:
-        self._scan_dynamic(node, depth, {"subst": False})
-        self.script.commands.append(Command("arith", (), (), self.nspan(node), None, 1, in_subst))
-
-    def assignment(self, node, depth, in_subst) -> Assignment:
-        name = ""
-        value = None
-        append = False
-        for child in node.children:
-            if child.type == "variable_name" and not name:
-                self.cover(child, True)
-                name = self.src(child)
-            elif child.type == "subscript" and not name:
-                self._scan_dynamic(child, depth, {"subst": False})
-                name = self.src(child)
-            elif not child.is_named:
-                self.cover(child)
-                append |= child.type == "+="
-            else:
-                value = self.word(child, depth, in_subst)
-        return Assignment(name, value, self.nspan(node), append)
-
-    def declaration(self, node, depth, stage, stages, in_subst) -> None:
-        words: list[Word] = []
-        assigns: list[Assignment] = []
-        for child in node.children:
-            if child.type == "variable_assignment":
-                assigns.append(self.assignment(child, depth, in_subst))
-            elif not child.is_named:
-                self.cover(child, True)
-                words.append(Word(self.src(child), self.src(child), self.nspan(child)))
-            elif child.type in _WORDISH:
-                words.append(self.word(child, depth, in_subst))
-            else:
-                self.cover(child)
-                self.problem("RF005", f"unexpected {child.type} in a declaration", child)
-        self.script.commands.append(Command("declaration" if node.type == "declaration_command"
-                                            else "unset", tuple(words), tuple(assigns),
-                                            self.nspan(node), stage, stages, in_subst))
 
     def command(self, node, depth, stage, stages, in_subst, outer=()) -> int:
         """Lower a simple command; ``outer`` are redirect nodes of an enclosing
@@ -412,142 +351,6 @@ class _Front(WordsMixin):
         self.script.commands.append(Command("simple", tuple(words), tuple(assigns),
                                             self.nspan(node), stage, stages, in_subst))
         return index
-
-    def redirected(self, node, depth, stage, stages, in_subst) -> None:
-        body = node.child_by_field_name("body")
-        outer = []
-        for child in node.children:
-            if body is not None and child.id == body.id:
-                continue
-            if child.type in _REDIRECTS:
-                outer.append(child)
-            elif not child.is_named:
-                self.cover(child)
-            else:
-                self.cover(child)
-                self.problem("RF005", f"unexpected {child.type} after a redirection", child)
-        if body is None:
-            for r in outer:
-                self._orphan_redirect(r, depth, in_subst)
-        elif body.type == "command":
-            self.command(body, depth, stage, stages, in_subst, outer)
-        else:
-            self.stack.append((body, depth, stage, stages, in_subst, tuple(outer)))
-
-    def redirect(self, node, owner, depth, in_subst) -> list[Word]:
-        """Record one redirect; return words tree-sitter attached after its target."""
-        t = node.type
-        op = ""
-        fd = None
-        target = None
-        quoted = False
-        body = ""
-        extra: list[Word] = []
-        for child in node.children:
-            ct = child.type
-            if ct == "file_descriptor":
-                self.cover(child, True)
-                text = self.src(child)
-                if text.isdigit():
-                    fd = int(text)
-                else:
-                    # `head -200>f`: only an all-digit word is a descriptor; bash
-                    # passes `-200` to the command as an argument
-                    extra.append(Word(text, text, self.nspan(child)))
-            elif not child.is_named:
-                self.cover(child)
-                op = op or ct
-            elif ct == "heredoc_start":
-                self.cover(child, True)
-                delim = self.src(child)
-                quoted = any(q in delim for q in "'\"\\")
-            elif ct == "heredoc_body":
-                self.cover(child)
-                body = self.src(child)
-            elif ct == "heredoc_end":
-                self.cover(child)
-            elif ct in _REDIRECTS:
-                # `cat <<'EOF' > out`: tree-sitter nests the second redirect
-                extra.extend(self.redirect(child, owner, depth, in_subst))
-            elif ct in _WORDISH:
-                w = self.word(child, depth, in_subst)
-                last = extra[-1] if extra else target
-                if last is not None and self._adjacent(last, child):
-                    # `> $f-$g.md5`: tree-sitter splits one word into adjacent nodes
-                    if extra:
-                        extra[-1] = join(last, w)
-                    else:
-                        target = join(last, w)
-                elif target is None:
-                    target = w
-                else:
-                    extra.append(w)
-            else:
-                # A heredoc line's continuation (`cat <<EOF | sh`) hangs off the
-                # redirect in tree-sitter's tree; its leading '|' makes it a
-                # later pipeline stage.
-                if ct == "pipeline":
-                    self._heredoc_pipeline(child, depth, in_subst)
-                else:
-                    self.stack.append((child, depth, None, 1, in_subst, ()))
-        if t == "heredoc_redirect":
-            op = op or "<<"
-            self.script.constructs.append(Construct("heredoc", self.nspan(node), body))
-        elif t == "herestring_redirect":
-            op = "<<<"
-            self.script.constructs.append(Construct("here-string", self.nspan(node),
-                                                    self.src(node)))
-        self.script.redirects.append(Redirect(op, fd, target, self.nspan(node), owner,
-                                              quoted, body))
-        return extra
-
-    def _orphan_redirect(self, node, depth, in_subst) -> None:
-        for w in self.redirect(node, None, depth, in_subst):
-            self.problem("RF005", f"unexpected word `{w.raw}` after a redirection", None, w.span)
-
-    def _heredoc_pipeline(self, node, depth, in_subst) -> None:
-        # Every statement of a `| a | b` continuation is a non-first pipeline stage.
-        stmts = [c for c in node.children if c.is_named]
-        for c in node.children:
-            if not c.is_named:
-                self.cover(c)
-        n = len(stmts) + 1
-        self.stack.extend((c, depth, i + 1, n, in_subst, ())
-                          for i, c in reversed(list(enumerate(stmts))))
-
-    # -- integrity --
-    def check_coverage(self) -> None:
-        """Every non-blank byte must belong to some token (fail closed otherwise)."""
-        data = self.data
-        cov = sorted(self.cov)
-        pos = 0
-        prev_wordish = False
-        for start, end, wordish in cov:
-            if start > pos:
-                # fast path: plain blanks (CR/VT/FF never get here: pre-scan)
-                if not data[pos:start].isspace():
-                    self._gap(pos, start, prev_wordish, wordish)
-            if end > pos:
-                pos = end
-                prev_wordish = wordish
-        if pos < len(data):
-            self._gap(pos, len(data), prev_wordish, False)
-
-    def _gap(self, start: int, end: int, left_word: bool, right_word: bool) -> None:
-        gap = self.data[start:end]
-        rest = gap.replace(b"\\\n", b"")
-        stripped = rest.strip(b" \t\n")
-        if stripped:
-            off = start + gap.index(stripped[:1])
-            ch = chr(self.data[off]) if self.data[off] < 128 else "non-ASCII byte"
-            self.script.problems.append(ParseProblem(
-                "RF002", f"the parser dropped input `{ch}` at offset {off}: no token covers it",
-                self.span(off, off + 1)))
-        elif rest == b"" and gap and left_word and right_word:
-            # `ec\<newline>ho`: bash joins the halves into one word; tree-sitter splits it
-            self.script.problems.append(ParseProblem(
-                "RF002", "a backslash-newline inside a word was split by the parser",
-                self.span(start, end)))
 
 
 def _first_error(root):

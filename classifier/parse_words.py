@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from .ir import Construct, Word
+from .parse_tables import VALUE_SITES
 from .words import (BRACE_EXPANSION, GLOB_CHARS, ansi_c_end, decode_ansi_c,
                     live_substitution_in_double, plain_tail, unquote_double, unquote_plain,
                     unterminated_quote)
@@ -89,6 +90,7 @@ class WordsMixin:
             mask.append("\0")
             inner = self.src(node)[1:-1]
             live = False
+            arith: list[tuple[int, int]] = []
             for child in node.children:
                 ct = child.type
                 if ct in SUBST:
@@ -98,11 +100,23 @@ class WordsMixin:
                 elif ct in DYNAMIC:
                     flags["dyn"] = True
                     live |= self._scan_dynamic(child, depth, flags)
+                    if ct == "arithmetic_expansion":
+                        arith.append((child.start_byte, child.end_byte))
                 elif ct == "string_content" or not child.is_named:
                     pass
                 else:
                     self.problem("RF005", f"unexpected {ct} inside a double-quoted string", child)
-            if live_substitution_in_double(inner) and not live:
+            if arith and not live:
+                # `"$(( 1 ))"`: the `$((` is arithmetic, not a substitution tree-sitter
+                # missed (a `$(` inside it fails the arithmetic check, RF140, anyway)
+                base = node.start_byte + 1
+                chars = bytearray(self.data[base:node.end_byte - 1])
+                for a, b in arith:
+                    chars[a - base:b - base] = b" " * (b - a)
+                checked = chars.decode("utf-8", "replace")
+            else:
+                checked = inner
+            if live_substitution_in_double(checked) and not live:
                 self.problem("RF005", "a substitution inside double quotes was not parsed", node)
             parts.append(inner if (flags["dyn"] or flags["subst"]) else unquote_double(inner))
         elif t == "translated_string":
@@ -201,6 +215,9 @@ class WordsMixin:
                 self.push_subst(n, depth)
             elif n.child_count == 0:
                 self.cover(n, n.is_named)
+            elif n.type in VALUE_SITES:
+                self.value_site(n)
+                todo.extend(n.children)
             elif n.type == "string":
                 self.cover(n, True)
                 todo.extend(n.children)

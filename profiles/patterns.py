@@ -197,12 +197,15 @@ def match(compiled: Compiled, argv: Sequence[str], *,
     return holes if len(argv) == len(compiled) else None
 
 
-def argv_views(key: str, argv: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+def argv_views(key: str, argv: Sequence[str], *, aliases: bool = False
+               ) -> tuple[tuple[str, ...], ...]:
     """The argv as written, plus (for multiplexers) with global options removed.
 
     The classifier keys ``git -C dir push`` as ``git push``; a rule written
     ``git push **`` must match it too, or global options become a way around
-    an ask/deny rule.
+    an ask/deny rule. With ``aliases`` (deny and ask rules), also each view
+    respelled as its canonical action (``rfcore.actions``): ``git send-pack``
+    is a push, ``helm un`` an uninstall.
     """
     argv = tuple(argv)
     views = [argv]
@@ -216,6 +219,10 @@ def argv_views(key: str, argv: Sequence[str]) -> tuple[tuple[str, ...], ...]:
                 if norm != argv:
                     views.append(norm)
                 break
+    if aliases:
+        from ringfence.rfcore.actions import canonical_views
+
+        views += [c for v in tuple(views) for c in canonical_views(v)]
     return tuple(views)
 
 

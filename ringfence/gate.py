@@ -11,7 +11,9 @@ Precedence is deny over ask over allow. Two contexts:
   boundary, so only deny and ask rules matter (``git push`` under Build asks).
 
 Rules match each capability's argv (never raw text), both as written and with
-a multiplexer's global options removed (``git -C d push`` is ``git push``).
+a multiplexer's global options removed (``git -C d push`` is ``git push``);
+deny and ask rules also match the action's canonical spelling from the one
+alias table, ``rfcore/actions.py`` (``git send-pack`` is ``git push``).
 Deny and ask rules also see through a path (``/usr/bin/git push``); allow rules
 never do, so a rule for ``sed`` cannot cover ``./sed``.
 
@@ -74,14 +76,20 @@ def _where(rule: CommandRule) -> str:
 
 def _first_match(cap: Capability, rules, action: str) -> RuleMatch | None:
     views = argv_views(cap.key, cap.argv)
-    for rule, compiled in rules:
-        if rule.action != action:
-            continue
-        for argv in views:
-            holes = match(compiled, argv, by_basename=action != "allow")
-            if holes is not None:
-                return RuleMatch(action, rule.pattern, cap.key, _where(rule),
-                                 tuple(holes.items()))
+    passes = [views]
+    if action != "allow":
+        # deny/ask rules also match the canonical spelling (`git send-pack` pushes),
+        # after every rule had its chance on the spelling as written
+        passes.append(argv_views(cap.key, cap.argv, aliases=True)[len(views):])
+    for group in passes:
+        for rule, compiled in rules:
+            if rule.action != action:
+                continue
+            for argv in group:
+                holes = match(compiled, argv, by_basename=action != "allow")
+                if holes is not None:
+                    return RuleMatch(action, rule.pattern, cap.key, _where(rule),
+                                     tuple(holes.items()))
     return None
 
 
@@ -105,6 +113,7 @@ HIDES_PROGRAMS = frozenset({
     "RF109", "RF110", "RF111", "RF112", "RF113",   # options that run commands
     "RF114", "RF115",   # launchers that hand over to a shell
     "RF118", "RF119", "RF121", "RF127",            # source, alias, trap, dynamic subcommand
+    "RF143",            # a command stored as text in a value evaluated as code
 })
 INLINE_SHELL = frozenset({"RF107", "RF117"})       # classified recursively when literal
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish"})

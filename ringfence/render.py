@@ -24,6 +24,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from ringfence.classifier.verdict import Capability, Decoration, Finding, Verdict
+from ringfence.rfcore.actions import canonical_action
 from ringfence.rfcore.rules import REGISTRY, Rule
 
 CLASS_STYLE = {"helper": "bold green", "capability": "bold yellow", "one_time": "bold red"}
@@ -238,6 +239,10 @@ def _node_label(kind: str, item, verdict: Verdict) -> Text:
         label.append(visible(item.key), style=SPAN_STYLE[kind])
         if item.program != item.key:
             label.append(f"  program {visible(item.program)}", style="dim")
+        action = canonical_action(item.key, item.argv)
+        if action is not None:
+            # deny/ask rules on the canonical action cover this spelling too
+            label.append(f"  action {visible(action)}", style="dim")
         return label
     label = Text(f"{kind} ", style="dim")
     label.append(f"{item.code} {_rule_name(item.code)}", style=SPAN_STYLE[kind])

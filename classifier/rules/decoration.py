@@ -14,6 +14,7 @@ from typing import Iterable
 from .. import data
 from ..analysis import Invocation, scan_args
 from ..embedded import OK, awk_program, sed_script
+from ..interp import interp_mode
 from ..ir import Command, Redirect, Word
 from ..writes import file_writes
 from . import Context, Hit, always, constructs, pipelines, redirects
@@ -217,12 +218,43 @@ def comment(ctx: Context) -> Iterable[Hit]:
             yield c.span, "comment"
 
 
+def _reads_code(ctx: Context, owner: int | None) -> bool:
+    """Could standard input be a program here? A shell or interpreter reads it as one,
+    and an unknown program (dynamic name, `exec`, a compound statement holding either)
+    might."""
+    invs = ctx.invocations if owner is None else ctx.by_index.get(owner, [])
+    if owner is not None and not invs:
+        return True
+    for inv in invs:
+        if not inv.name:
+            return True
+        if data.interp_for(inv.name) or inv.name in ("busybox", "toybox"):
+            mode = ctx.interp_modes.get(id(inv))
+            if mode is None:
+                mode = ctx.interp_modes[id(inv)] = interp_mode(inv)
+            # `python3 app.py <<<input` reads it as data; `python3 <<<code` runs it
+            if mode[0] not in ("script", "info", "inline"):
+                return True
+    return False
+
+
+def here_string_input(ctx: Context) -> Iterable[Hit]:
+    # `grep x <<<"$var"`, `read v <<<text`: inline text read as data, like `< file`.
+    # Into a shell or interpreter the text is the program: RF104 (and RF116) instead.
+    # A live `$(...)` inside is reported by RF101 either way.
+    for i, r in enumerate(ctx.script.redirects):
+        if r.op == "<<<" and not _reads_code(ctx, r.owner):
+            ctx.decorated_redirects.add(i)
+            yield r.span, "here-string read as data"
+
+
 # Order matters: redirects first (filters consult them), helpers before filters.
 CHECKS = (
     ("RF301", fd_duplication, redirects),
     ("RF302", fd_close, redirects),
     ("RF303", dev_null, redirects),
     ("RF304", std_stream, redirects),
+    ("RF308", here_string_input, redirects),
     ("RF306", helper_command, always),
     ("RF305", filter_stage, pipelines),
     ("RF307", comment, constructs("comment")),

@@ -7,6 +7,7 @@ from typing import Iterable
 from .. import data
 from ..analysis import Invocation, canonical_long, scan_args
 from ..embedded import EXEC, NAMES, UNKNOWN, awk_program, sed_script
+from ..gitconfig import harmless_env
 from ..interp import interp_mode
 from ..writes import program_words, file_writes, writers
 from ..ir import Word
@@ -37,9 +38,10 @@ def heredoc(ctx: Context) -> Iterable[Hit]:
 
 
 def here_string(ctx: Context) -> Iterable[Hit]:
-    for r in ctx.script.redirects:
-        if r.op == "<<<":
-            yield r.span, "here-string: inline text is fed to the command"
+    # Into a program that reads it as data the here-string is decoration (RF308).
+    for i, r in enumerate(ctx.script.redirects):
+        if r.op == "<<<" and i not in ctx.decorated_redirects:
+            yield r.span, "here-string: inline text is fed as a program to the command"
 
 
 def _network(w: Word | None) -> bool:
@@ -288,9 +290,15 @@ def _assigned_names(inv: Invocation) -> Iterable[Word]:
 
 
 def exec_assignment(ctx: Context) -> Iterable[Hit]:
+    # GIT_CONFIG_KEY_<n>=user.email sets a key that runs nothing (judged by gitkeys)
+    given = [(a.name, a.value) for c in ctx.script.commands for a in c.assignments] + \
+        [(n, w._replace(value=w.value.partition("=")[2])) for inv in ctx.invocations
+         for n, w in inv.env]
+    harmless = harmless_env(given) if any(n.startswith("GIT_CONFIG_") for n, _ in given) \
+        else frozenset()
     for cmd in ctx.script.commands:
         for a in cmd.assignments:
-            if data.exec_var(a.name):
+            if data.exec_var(a.name) and a.name not in harmless:
                 yield a.span, f"assigning `{a.name}` changes what programs or code run"
         if cmd.kind == "declaration" and any(
                 w.value.startswith("-") and "n" in w.value for w in cmd.words[1:]):
@@ -298,7 +306,7 @@ def exec_assignment(ctx: Context) -> Iterable[Hit]:
             yield cmd.span, "a nameref can assign any variable, including PATH"
     for inv in ctx.invocations:
         for name, w in inv.env:
-            if data.exec_var(name):
+            if data.exec_var(name) and name not in harmless:
                 yield w.span, f"`env {name}=...` changes what programs or code run"
         for w in _assigned_names(inv):
             if not w.static or data.exec_var(w.value):

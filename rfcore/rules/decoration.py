@@ -25,14 +25,21 @@ RULES: tuple[Rule, ...] = (
          good="head -30 news.txt"),
     Rule("RF306", "helper-command", "A fully literal harmless helper is decoration.",
          "Static cd/pushd/popd, literal echo/printf, true/false/:, pwd, exit N, set "
-         "-e/-u/-x/-o pipefail, sleep N, test/[/[[ on literals, `(( ))`, and plain variable "
+         "-e/-u/-x/-o pipefail, sleep N, test/[/[[ on literals, `(( ))` on literal integers, and plain variable "
          "assignments, export/declare/local and unset (except the variables of RF122) run no "
          "program. A helper must be fully literal: `echo $HOME` is NOT a helper (it is the "
          "capability `echo`), because an expansion can print secrets from the environment "
          "and `cd $dir` goes somewhere decided at run time.",
          bad="cd build && make", good="cd $BUILD && make",
-         known_problems="`(( ))` and `[[ -eq ]]` evaluate variables arithmetically; a hostile "
-                        "value in the environment (a[$(cmd)]) could run code."),
+         known_problems="Arithmetic on anything but literal integers (`(( x ))`, "
+                        "`[[ $n -eq 1 ]]`) is never a helper: RF140."),
+    Rule("RF308", "here-string-input", "A here-string read as data is decoration.",
+         "`grep x <<<\"$var\"`, `cat <<<text` and `read v <<<value` feed inline text to a "
+         "program that reads it as data, like `< file` (the text is in the command for the "
+         "approver to see). Into a shell or interpreter (`bash <<<...`, `python3 <<<...`), "
+         "or a program whose name is decided at run time, the text is a program: RF104. A "
+         "live `$(...)` inside the text is RF101 either way.",
+         bad="grep -c x <<<\"$var\"", good="grep -c x notes.txt"),
     Rule("RF307", "comment", "A comment is decoration.",
          "`#` starts a comment only at the start of a word (`a#b` is one word).",
          bad="make # build it", good="make"),

@@ -22,10 +22,12 @@ RULES: tuple[Rule, ...] = (
        "A heredoc is a program or data blob inside the command string; approving the "
        "program once would approve any future document. It is one-time.",
        bad="cat <<'EOF'\nhello\nEOF", good="cat hello.txt"),
-    _r("RF104", "here-string", "A here-string feeds inline text to the command.",
-       "`<<<` feeds inline text as standard input; for a shell or interpreter that text is "
-       "the program. It is one-time.",
-       bad="grep x <<< \"$data\"", good="grep x data.txt"),
+    _r("RF104", "here-string", "A here-string feeds a program to a shell or interpreter.",
+       "`<<<` feeds inline text as standard input; for a shell or interpreter (or a "
+       "program whose name is decided at run time, or `exec`) that text is the program. It "
+       "is one-time. Into any other program the text is data, like `< file`: decoration "
+       "RF308.",
+       bad="bash <<< \"$script\"", good="grep x <<< \"$data\""),
     _r("RF105", "file-write-redirect", "A redirection writes a file.",
        "`>`, `>>`, `>|`, `&>`, `>& file` and `exec 3>f` create or overwrite files (for "
        "example `.bashrc` or a git hook) outside what the program itself was approved to "
@@ -46,12 +48,15 @@ RULES: tuple[Rule, ...] = (
        "`-e`, `deno eval`, Rscript `-e`, osascript `-e` and pwsh `-c` run code given inline.",
        bad="python3 -Ic 'print(1)'", good="python3 script.py"),
     _r("RF109", "git-exec-config", "git options that run programs.",
-       "`git -c`, `--config-env` and `--exec-path` can set core.pager, core.sshCommand, "
-       "aliases or hooks paths; `git config` setting such a key (core.hooksPath, "
+       "`git -c KEY=VAL`, `--config-env=KEY=ENVVAR` (and GIT_CONFIG_COUNT/KEY_n/VALUE_n, "
+       "RF122) can set core.pager, core.sshCommand, aliases or hooks paths: they are judged "
+       "by the key with the one table of `rfcore/gitkeys.py` (`user.*`, `color.*` run "
+       "nothing; unknown keys count as running a program); `--exec-path` always counts. "
+       "`git config` setting such a key (core.hooksPath, "
        "core.fsmonitor, filter drivers, credential helpers, `!` aliases...) makes git run it "
        "later; `rebase --exec`, `submodule foreach`, `bisect run` or `--upload-pack` run "
        "shell commands. Each turns git into a shell.",
-       bad="git -c core.pager='sh -c id' log", good="git log"),
+       bad="git -c core.pager='sh -c id' log", good="git -c user.email=a@b log"),
     _r("RF110", "awk-exec", "An awk program runs commands.",
        "awk's `system()`, `print | \"cmd\"` and `\"cmd\" | getline` run shell commands. A "
        "program we cannot read (dynamic, unparseable) is treated the same.",
@@ -146,4 +151,46 @@ RULES: tuple[Rule, ...] = (
                       "A sed or awk program read from a file (`-f`) is not inspected. "
                       "`base64 -o` is a BSD option; GNU base64 rejects it, so there the "
                       "finding costs one approval for a command that would fail."),
+    _r("RF140", "arithmetic-evaluation", "bash evaluates a non-literal value arithmetically.",
+       "`(( ))`, `$(( ))`, `$[ ]`, `for (( ))`, `let`, variables declared `-i` (`declare`, "
+       "`local`, `typeset`), indexed-array subscripts (`${a[i]}`, `a[i]=1`, `arr=([i]=x)`, a "
+       "subscript in a name given to `read`, `printf -v`, `declare` or `test -v`), substring "
+       "offsets and lengths (`${s:i:n}`) and the numeric operators of `[[ ]]` (`-eq`, `-ne`, "
+       "`-lt`, `-le`, `-gt`, `-ge`) evaluate their operands arithmetically. A name there is a "
+       "variable whose value is evaluated again, and a value such as `a[$(id)]` runs `id` "
+       "(checked against bash 5.2). The command can set that value itself "
+       "(`x='a[$(id)]'; (( x ))`), so only literal integers (decimal, octal, `0x` hex, "
+       "`BASE#N`), operators and the always-numeric `$#`, `$?`, `$$`, `$!`, `${#x}` are "
+       "plain; anything else, whatever its quoting, is one-time. `[ ]` and `test` accept "
+       "only integers for `-eq` and evaluate nothing.",
+       bad="x='a[$(id)]'; (( x ))", good="(( 2 * 3 ))",
+       known_problems="Associative-array subscripts are not evaluated arithmetically, but "
+                      "whether an array is associative is not known from the command text, "
+                      "so every non-literal subscript counts. Values are followed only inside "
+                      "one expression: `i` in `for ((i=0; i<3; i++))` or `let a=1 b=a+1` is "
+                      "plain when nothing else in the command assigns it, but `i=0; (( i++ ))` "
+                      "is one-time."),
+    _r("RF141", "indirect-expansion", "`${!v}` expands the variable named by a value.",
+       "Indirection reads the name of the variable to expand from `v`'s value; when that name "
+       "has a subscript (`p='a[$(id)]'; echo ${!p}`) bash evaluates it and runs the command "
+       "substitution. The name listings `${!prefix*}`, `${!prefix@}` and `${!a[@]}` evaluate "
+       "nothing and stay plain.",
+       bad="p='a[$(id)]'; echo ${!p}", good="echo ${!BASH*}"),
+    _r("RF142", "prompt-expansion", "`${v@P}` expands a value as a prompt string.",
+       "The `@P` transformation expands the value as PS1 would, and prompt expansion runs "
+       "command substitutions (`` `id` ``) inside the value, which the command can set "
+       "itself: `echo \"${x=\\140id\\140}${x@P}\"` runs id.",
+       bad="result=${input@P}", good="result=${input@Q}"),
+    _r("RF143", "code-text-in-evaluated-value",
+       "A command stored as text may run when a value is evaluated as code.",
+       "The command evaluates a value as code (RF140, RF141, RF142) and also holds the text "
+       "of a command that does not run where it stands: a quoted `$(...)` or backtick, or "
+       "an escape that becomes one (`\\140`, `\\x60`, `\\044`). "
+       "`x='a[$(git push)]'; (( x ))` runs git push, hidden from the profile's deny and "
+       "ask rules, so the sandbox holds it for approval when the profile has such rules "
+       "(like `bash -c \"$code\"`). On the host it is one-time anyway.",
+       bad="x='a[$(git push)]'; (( x ))", good="(( $(wc -l < f) > 3 ))",
+       known_problems="Text read at run time (`(( $(cat f) ))`, `read x < f; (( x ))`) is "
+                      "not visible: inside the sandbox such a command is contained like "
+                      "interpreter inline code (RF108), not held."),
 )

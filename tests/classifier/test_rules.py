@@ -38,10 +38,11 @@ def test_forcing_families_make_the_bad_example_one_time(rule):
 
 
 def test_every_engine_code_is_registered():
-    from ringfence.classifier.rules import capability, decoration, onetime, parse
+    from ringfence.classifier.rules import capability, decoration, onetime, parse, values
 
-    engine_codes = [code for fam in (parse.CHECKS, onetime.CHECKS, capability.CHECKS,
-                                     decoration.CHECKS) for code, _, _ in fam]
+    engine_codes = [code for fam in (parse.CHECKS, onetime.CHECKS, values.CHECKS,
+                                     capability.CHECKS, decoration.CHECKS)
+                    for code, _, _ in fam]
     assert len(engine_codes) == len(set(engine_codes))
     parse_problem_codes = {"RF001", "RF002", "RF005", "RF006", "RF007", "RF008", "RF009",
                            "RF010"}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -55,6 +56,9 @@ KNOWN_LIMITATIONS = {
         "never runs there.",
     "no-parameter-expansion-parsing":
         "bashlex does not parse inside `${...}`, so `${x:-$(cmd)}` shows no `cmd` command.",
+    "subscript-assignment":
+        "bashlex reads an array-element assignment (`a[i]=1`, `a[$i]+=x`) as a command "
+        "named `a[i]=1`; bash assigns to the element and runs no command.",
     "raises":
         "bashlex raises on valid bash (arithmetic expansion, some heredocs and redirections, "
         "`time`, `case` patterns...); those commands cannot be compared.",
@@ -141,9 +145,14 @@ def compare(command: str) -> tuple[list[str], list[tuple[str, object]]]:
     for t in left:
         if _inside(t.span, literal) or _inside(t.span, literal_words):
             used.append("parses-inside-literal-text")
+        elif len(t.words) == 1 and _SUBSCRIPT_ASSIGNMENT.match(command[t.span[0]:t.span[1]]):
+            used.append("subscript-assignment")
         else:
             bad.append(("bashlex-only", t.words))
     return used, bad
+
+
+_SUBSCRIPT_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\[[^\]]*\]\+?=")
 
 
 def _inside_parameter_expansion(command: str, span, ours) -> bool:

@@ -111,7 +111,7 @@ INLINE = ("bash -c 'ls'", "sh -c ls", "python3 -c 'print(1)'", "node -e 'x'", "b
           "perl -e 'print 1'")
 inline_code = st.sampled_from(INLINE)
 heredoc = st.sampled_from(("cat <<EOF\nhello\nEOF", "cat <<'EOF'\nhello\nEOF",
-                           "cat <<-EOF\n\thello\n\tEOF", "cat <<< hello"))
+                           "cat <<-EOF\n\thello\n\tEOF", "bash <<< hello"))
 
 
 @st.composite
@@ -196,3 +196,38 @@ ONE_TIME_WORDS = (
     ["trap", "ls", "EXIT"], ["awk", "BEGIN{system(1)}"], ["sed", "e", "f"],
 )
 one_time_words = st.sampled_from(ONE_TIME_WORDS)
+
+
+# --- arithmetic contexts (issue 11 §2) --------------------------------------------
+# Places where bash evaluates text arithmetically; `{}` is the operand. Each is valid
+# bash for both a name and a literal integer operand.
+ARITH_CONTEXTS = (
+    "(( {} ))", "(( {} + 1 ))", "echo $(( {} * 2 ))", "echo $[{}]", "x=$(( 1 - {} ))",
+    "let {}", "declare -i n; n={}", "local -i n={}", "echo ${{arr[{}]}}", "a[{}]=1",
+    "echo ${{s:{}}}", "echo ${{s:0:{}}}", "[[ {} -eq 1 ]]", "[[ 1 -lt {} ]]",
+    "for ((i=0; i<{}; i++)); do :; done", "echo \"$(( {} ))\"", "[[ -n x && {} -ge 2 ]]",
+)
+arith_name = st.text("abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=6)
+
+
+def _spell_operand(name: str, style: int) -> str:
+    forms = (name, f"${name}", f"${{{name}}}", f'"${name}"', f'"{name}"', f"'{name}'",
+             f"{name[:1]}\\{name[1:]}" if len(name) > 1 else f"\\{name}", "$1", f"${name}0")
+    return forms[style % len(forms)]
+
+
+@st.composite
+def arith_with_variable(draw) -> str:
+    """An arithmetic context whose operand is a variable, spelled any way."""
+    ctx = draw(st.sampled_from(ARITH_CONTEXTS))
+    operand = _spell_operand(draw(arith_name), draw(st.integers(0, 8)))
+    return ctx.format(operand)
+
+
+@st.composite
+def arith_with_literal(draw) -> str:
+    """The same contexts with a literal integer operand (decimal, octal, hex, BASE#N)."""
+    ctx = draw(st.sampled_from(ARITH_CONTEXTS))
+    n = draw(st.integers(0, 10 ** 6))
+    lit = draw(st.sampled_from((str(n), f"0{n:o}", f"0x{n:X}", f"2#{n:b}", f"16#{n:x}")))
+    return ctx.format(lit)
