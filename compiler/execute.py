@@ -27,7 +27,8 @@ from typing import IO, Mapping, Sequence
 from ringfence.rfcore.errors import SandboxError
 
 from . import protect
-from .backends.bwrap import final_env, render
+from .backends.bwrap import env_args, render
+from .host import HOST_ENV
 from .spec import Note, Rlimit, SandboxSpec
 
 TAIL_BYTES = 64 * 1024
@@ -82,6 +83,17 @@ def _rlimit_fn(spec: SandboxSpec):
         for kind, value in pairs:
             resource.setrlimit(kind, (value, value))
     return apply
+
+
+def _args_fd(args: list[str]) -> int:
+    """A memfd holding NUL-separated arguments for bwrap's ``--args FD``."""
+    fd = os.memfd_create("ringfence-env", 0)
+    data = b"".join(a.encode("utf-8", "surrogateescape") + b"\0" for a in args)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _seccomp_fd(spec: SandboxSpec, arch: str, degradations: list[Note], *,
@@ -149,9 +161,15 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
         except BaseException:
             os.close(status_w)
             raise
+        # The command's environment goes to bwrap through --args (a memfd), never
+        # through bwrap's own environment: bwrap runs on the host (compiler/backends/
+        # bwrap.py says why). bwrap itself gets the fixed HOST_ENV.
+        env_fd = _args_fd(env_args(spec, env))
+        fds.append(env_fd)
+        bargv[1:1] = ["--args", str(env_fd)]
         for note in degradations[len(recovered) + len(spec.notes):]:
             warn(note)
-        result = _stream(bargv, final_env(spec, env), status_r, spec, timeout, stdin,
+        result = _stream(bargv, dict(HOST_ENV), status_r, spec, timeout, stdin,
                          capture, out, err, degradations,
                          pass_fds=tuple(f for f in fds if f != status_r) + (status_w,),
                          close_after_start=status_w)

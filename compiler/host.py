@@ -25,6 +25,16 @@ from typing import Literal, Mapping
 
 from ringfence.profiles.model import Profile
 
+# The environment of every process ringfence itself starts on the host (bwrap, the
+# doctor's probes): built here, never taken from a profile. A profile's env.pass
+# and env.set reach only the command inside the sandbox; a value such as
+# LD_PRELOAD in bwrap's environment would run in the host's namespaces, outside
+# every boundary. Nothing is inherited from ringfence's own environment either:
+# bwrap and the probes need no variable, and LC_ALL=C keeps bwrap's messages
+# (which the executor and doctor read) in English.
+HOST_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "LC_ALL": "C"}
+
 Kind = Literal["dir", "file", "other", "missing"]
 
 
@@ -204,7 +214,8 @@ def trial_sandbox(bwrap: str) -> tuple[bool, str]:
             "--disable-userns", "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev",
             "--", "true"]
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=20,
+                              env=HOST_ENV, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return False, str(exc)
     return proc.returncode == 0, proc.stderr.strip()
@@ -242,7 +253,7 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
     if bwrap:
         try:
             out = subprocess.run([bwrap, "--version"], capture_output=True, text=True,
-                                 timeout=10)
+                                 timeout=10, env=HOST_ENV, stdin=subprocess.DEVNULL)
             version = out.stdout.strip().removeprefix("bubblewrap ").strip() or None
         except (OSError, subprocess.TimeoutExpired):
             version = None
