@@ -48,6 +48,12 @@ class Approval:
     scope: str | None = None
     decided_at: float | None = None
     decided_by: str | None = None
+    # What the person saw, besides the command and the profile: the identity
+    # ("st_dev:st_ino") of the working directory and of the workspace at request
+    # time. `approve` refuses when either changed (a directory swapped for a
+    # symlink, say), so an approved `rm -rf build` cannot run somewhere else.
+    cwd_id: str | None = None
+    workspace_id: str | None = None
 
     @property
     def grantable(self) -> bool:
@@ -65,7 +71,8 @@ class Approval:
                 "workspace": self.workspace, "cwd": self.cwd, "session": self.session,
                 "age_seconds": round(self.age(), 1),
                 "status": self.status, "scope": self.scope, "decided_at": self.decided_at,
-                "decided_by": self.decided_by}
+                "decided_by": self.decided_by, "cwd_identity": self.cwd_id,
+                "workspace_identity": self.workspace_id}
 
 
 def _from_row(r) -> Approval:
@@ -75,7 +82,21 @@ def _from_row(r) -> Approval:
                     r["verdict_class"], tuple(json.loads(r["reasons"])), r["where_"],
                     r["profile"], r["profile_source"], r["profile_digest"], r["workspace"],
                     r["cwd"], r["session"], r["status"], r["scope"], r["decided_at"],
-                    r["decided_by"])
+                    r["decided_by"], r["cwd_id"], r["workspace_id"])
+
+
+def dir_identity(path: str | None) -> str | None:
+    """"st_dev:st_ino" of the directory ``path`` names now, None if it is none."""
+    import os
+    import stat
+
+    if not path:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return f"{st.st_dev}:{st.st_ino}" if stat.S_ISDIR(st.st_mode) else None
 
 
 def create(ledger: Ledger, *, run_id: str, command: str, keys, verdict_class: str,
@@ -86,14 +107,16 @@ def create(ledger: Ledger, *, run_id: str, command: str, keys, verdict_class: st
     if where not in WHERE:
         raise ApprovalError(f"an approval runs on 'host' or in 'sandbox', not {where!r}")
     approval_id = new_id("ap_")
+    cwd_id, workspace_id = dir_identity(cwd), dir_identity(workspace)
     with transaction(ledger.conn) as c:
         c.execute("""INSERT INTO approvals (id, run_id, created_at, command, argv, keys,
             verdict_class, reasons, where_, profile, profile_source, profile_digest,
-            workspace, cwd, session) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""", (
+            workspace, cwd, session, cwd_id, workspace_id)
+            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""", (
             approval_id, run_id, time.time(), command,
             json.dumps(list(argv)) if argv is not None else None, json.dumps(list(keys)),
             verdict_class, json.dumps(list(reasons)), where, profile, profile_source,
-            profile_digest, workspace, cwd, session))
+            profile_digest, workspace, cwd, session, cwd_id, workspace_id))
     return get(ledger, approval_id)
 
 

@@ -167,21 +167,24 @@ def approve(approval_id: str, *, scope: str = "once", session: str | None = None
             "a session grant needs a named session; this request came from an unnamed "
             "(per-process) session",
             hint=f"pass --session NAME (or set RINGFENCE_SESSION), or --scope once|always")
-    if pending.cwd and not os.path.isdir(pending.cwd):
-        raise ApprovalError(f"the directory {pending.cwd!r} of {approval_id} no longer "
-                            "exists; nothing was run",
-                            hint=f"deny it with: ringfence deny {approval_id}")
-    profile = None
-    if pending.where == "sandbox":
-        deps = deps or default_deps()
-        profile = deps.load_profile(_profile_ref(pending), workspace=pending.workspace)
-        if pending.profile_digest and getattr(profile, "digest", "") != pending.profile_digest:
-            # The approval was given for the policy in force at request time; running
-            # under a changed profile would approve something nobody looked at.
-            raise ApprovalError(f"profile {pending.profile!r} changed since {approval_id} "
-                                "was requested; nothing was run",
-                                hint="run the command again to get a fresh request")
+    _check_command(pending)
+    deps = deps or default_deps()
+    profile = _bound_profile(pending, deps)
+    cwd_fd = _open_bound_dir(pending, pending.cwd, pending.cwd_id, "working directory")
+    try:
+        if pending.where == "sandbox":
+            # The sandboxed run binds the workspace (its working directory in there).
+            os.close(_open_bound_dir(pending, pending.workspace, pending.workspace_id,
+                                     "workspace"))
+        return _approve_bound(pending, approval_id, scope, grant_session, profile, cwd_fd,
+                              ledger, deps, streams)
+    finally:
+        if cwd_fd is not None:
+            os.close(cwd_fd)
 
+
+def _approve_bound(pending, approval_id, scope, grant_session, profile, cwd_fd, ledger,
+                   deps, streams) -> int:
     def _resume(conn, claimed: ap.Approval) -> None:
         ledger.append_event_tx(conn, claimed.run_id, "running", approval_id=claimed.id,
                                note=f"approved (scope {scope}) by {claimed.decided_by}")
@@ -189,14 +192,77 @@ def approve(approval_id: str, *, scope: str = "once", session: str | None = None
     claimed = ap.claim(ledger, approval_id, scope=scope, session=grant_session,
                        on_claim=_resume)
     if claimed.where == "host":
+        # Runs in the very directory whose identity was checked (through its fd, so
+        # no later rename or symlink can redirect it), without the person's terminal.
         return _exec_and_record(ledger, claimed.run_id, streams,
                                 command=claimed.command, argv=claimed.argv,
                                 cwd=claimed.cwd, workspace=claimed.workspace,
-                                approval_id=claimed.id).exit_code
+                                approval_id=claimed.id, cwd_fd=cwd_fd,
+                                stdin=subprocess.DEVNULL).exit_code
     req = Request(profile=profile, command=claimed.command if claimed.argv is None else None,
                   argv=claimed.argv, workspace=claimed.workspace or ".", cwd=claimed.cwd)
     return _sandbox_exec(req, ledger, deps, streams, claimed.run_id, claimed.keys,
                          approval_id=claimed.id)[0].exit_code
+
+
+# --- what an approval binds to (SPEC §5): command, directory identity, profile -----------
+
+def _check_command(a: ap.Approval) -> None:
+    if a.argv is not None and shlex.join(a.argv) != a.command:
+        raise ApprovalError(f"{a.id}: the recorded argv is not the command that was shown "
+                            f"({a.command!r}); nothing was run",
+                            hint=f"deny it with: ringfence deny {a.id}")
+
+
+def _bound_profile(a: ap.Approval, deps: Deps):
+    """The profile to run under, refused when it is not the one the person saw.
+
+    A host request runs no profile, but its decision (what asks, what is denied)
+    came from it, so a changed profile is refused there too."""
+    if a.where != "sandbox" and not (a.profile_digest and a.profile_source):
+        return None
+    try:
+        profile = deps.load_profile(_profile_ref(a), workspace=a.workspace)
+    except RingfenceError as exc:
+        raise ApprovalError(f"profile {a.profile!r} of {a.id} can no longer be loaded "
+                            f"({exc.message}); nothing was run",
+                            hint="fix the profile, or deny the request and run it again") \
+            from None
+    if a.profile_digest and (getattr(profile, "digest", "") != a.profile_digest
+                             or (a.profile and profile.name != a.profile)):
+        # The approval was given for the policy in force at request time; running
+        # under a changed profile would approve something nobody looked at.
+        raise ApprovalError(f"profile {a.profile!r} changed since {a.id} was requested; "
+                            "nothing was run", hint="run the command again to get a fresh request")
+    return profile
+
+
+def _open_bound_dir(a: ap.Approval, path: str | None, identity: str | None,
+                    what: str) -> int | None:
+    """An fd of ``path``, refused unless it is the very directory the request saw.
+
+    The path is resolved again (symlinks followed), and the identity of what it
+    leads to now must be the recorded one: a sandboxed run that swapped a
+    directory for a symlink (``mv sub sub.old; ln -s /elsewhere sub``) makes it
+    point at another inode, and nothing runs."""
+    if not path:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        raise ApprovalError(f"the {what} {path!r} of {a.id} no longer exists; nothing was run",
+                            hint=f"deny it with: ringfence deny {a.id}") from None
+    st = os.fstat(fd)
+    if identity is None or f"{st.st_dev}:{st.st_ino}" != identity:
+        os.close(fd)
+        why = ("its identity was not recorded (a request from an older ringfence)"
+               if identity is None else
+               "it is not the directory the request was made in (it was replaced, moved "
+               "or swapped for a symbolic link since)")
+        raise ApprovalError(f"the {what} {path!r} of {a.id} changed: {why}; nothing was run",
+                            hint=f"check it, deny the request (ringfence deny {a.id}) and run "
+                                 "the command again from the right directory")
+    return fd
 
 
 def deny(approval_id: str, *, ledger: Ledger) -> ap.Approval:
@@ -435,11 +501,12 @@ class HostResult:
 
 
 def _exec_and_record(ledger, run_id, streams, *, command, argv, cwd, workspace,
-                     approval_id=None) -> HostResult:
+                     approval_id=None, cwd_fd=None, stdin=None) -> HostResult:
     before = snapshot(workspace) if workspace else None
     started = time.monotonic()
     try:
-        code, out_tail, err_tail = exec_host(command, argv, cwd, streams)
+        code, out_tail, err_tail = exec_host(command, argv, cwd, streams, cwd_fd=cwd_fd,
+                                             stdin=stdin)
     except BaseException as exc:   # Ctrl-C, a bug: the run must not stay "running"
         ledger.append_event(run_id, "aborted", duration=time.monotonic() - started,
                             note=f"interrupted: {type(exc).__name__}: {exc}",
@@ -453,12 +520,23 @@ def _exec_and_record(ledger, run_id, streams, *, command, argv, cwd, workspace,
     return HostResult(state, code)
 
 
-def exec_host(command: str, argv, cwd: str | None, streams: Streams) -> tuple[int, bytes, bytes]:
-    """Run on the host with the user's environment; stream output and keep tails."""
+def exec_host(command: str, argv, cwd: str | None, streams: Streams, *,
+              cwd_fd: int | None = None, stdin=None) -> tuple[int, bytes, bytes]:
+    """Run on the host with the user's environment; stream output and keep tails.
+
+    The environment is ringfence's own (the person's shell that runs ``run
+    --host`` or ``approve``), never a profile's env.pass/env.set. ``cwd_fd``: a
+    directory fd to run in instead of resolving ``cwd`` again. ``stdin``:
+    ``subprocess.DEVNULL`` for approval executors, which must not get the
+    person's terminal."""
     args = list(argv) if argv is not None else ["bash", "-c", "--", command]
+    where = cwd or None
+    fds: tuple[int, ...] = ()
+    if cwd_fd is not None:
+        where, fds = f"/proc/self/fd/{cwd_fd}", (cwd_fd,)
     try:
-        proc = subprocess.Popen(args, cwd=cwd or None, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
+        proc = subprocess.Popen(args, cwd=where, stdout=subprocess.PIPE, stdin=stdin,
+                                stderr=subprocess.PIPE, pass_fds=fds)
     except FileNotFoundError as exc:
         msg = f"ringfence: {args[0]}: command not found ({exc.strerror})\n".encode()
         streams.err.write(msg)

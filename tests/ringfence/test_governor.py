@@ -305,11 +305,14 @@ def test_concurrent_approve_from_two_processes_executes_once(env):
         from ringfence import governor as G
         from ringfence.ledger import Ledger
         from ringfence.rfcore.errors import ApprovalError
+        from tests.ringfence.test_governor import BUILD
         led = Ledger(sys.argv[1])
+        deps = G.default_deps()
+        deps.load_profile = lambda name, workspace=None: BUILD   # the request's profile
         while not os.path.exists(sys.argv[3]):
             time.sleep(0.001)
         try:
-            sys.exit(G.approve(sys.argv[2], ledger=led))
+            sys.exit(G.approve(sys.argv[2], ledger=led, deps=deps))
         except ApprovalError as e:
             print(e, file=sys.stderr)
             sys.exit(e.exit_code)
