@@ -29,6 +29,7 @@ from ringfence.rfcore.errors import SandboxError
 from . import protect
 from .backends.bwrap import env_args, render
 from .host import HOST_ENV
+from .terminal import ControlStrings, TermGuard, sink_is_tty, stdin_fd
 from .spec import Note, Rlimit, SandboxSpec
 
 TAIL_BYTES = 64 * 1024
@@ -263,6 +264,9 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
     out = out if out is not None else sys.stdout.buffer
     err = err if err is not None else sys.stderr.buffer
     feed = stdin if isinstance(stdin, (bytes, bytearray)) else None
+    # The command may get the person's terminal as stdin: whatever mode it leaves
+    # it in (stty -echo, raw), the saved mode is put back in the finally below.
+    term = TermGuard([] if feed is not None else [stdin_fd(stdin)])
     start = time.monotonic()
     reaper = _Subreaper() if sandboxed else None
     try:
@@ -301,6 +305,10 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
     tails = {out_fd: (_Tail(capture), None if capture else out),
              err_fd: (_Tail(capture), None if capture else err)}
+    # Control strings (OSC 52 clipboard, titles, DCS) are removed from what reaches
+    # a terminal; tails keep the raw bytes (compiler/terminal.py says why).
+    filters = {fd: ControlStrings() for fd, (_, sink) in tails.items()
+               if sink is not None and sink_is_tty(sink)}
     status = bytearray()
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
@@ -330,6 +338,8 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
                 tail, sink = tails[fd]
                 tail.add(chunk)
                 if sink is not None:
+                    if fd in filters:
+                        chunk = filters[fd].feed(chunk)
                     try:
                         sink.write(chunk)
                         sink.flush()
@@ -341,6 +351,14 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
                         sel.unregister(key.fileobj)
                         key.fileobj.close()
         code = proc.wait()
+        for fd, flt in filters.items():
+            rest, sink = flt.flush(), tails[fd][1]
+            if rest and sink is not None:
+                try:
+                    sink.write(rest)
+                    sink.flush()
+                except (BrokenPipeError, ValueError):
+                    pass
     finally:
         sel.close()
         for sig, handler in previous.items():
@@ -350,11 +368,19 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
             proc.wait()
         if reaper is not None:
             reaper.reap(_child_pid(status))
+        term.restore()          # after the sandbox is gone: nothing can change it again
     duration = time.monotonic() - start
     exit_code = _exit_code(code, status, received, timed_out, sandboxed, tails[err_fd][0].buf)
     _say_not_run(exit_code, status, tails[err_fd][0].buf)
     if timed_out:
         note = Note("RF608", f"timed out after {timeout:g}s; the whole sandbox was killed")
+        warn(note)
+        degradations.append(note)
+    removed = sum(f.removed for f in filters.values())
+    if removed:
+        note = Note("RF620", f"removed {removed} terminal control string(s) (OSC/DCS/APC: "
+                             "clipboard, title, hyperlinks) from the command's output to "
+                             "the terminal; the recorded output keeps them")
         warn(note)
         degradations.append(note)
     o, e = tails[out_fd][0], tails[err_fd][0]

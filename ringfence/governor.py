@@ -59,6 +59,13 @@ class Request:
     host: bool = False
     session: str = ""
     timeout: float | None = None
+    # False: no person at a terminal (`run --no-stdin`, the hook's --wrap): the
+    # command reads /dev/null, never the terminal ringfence happens to have.
+    interactive: bool = True
+
+    @property
+    def stdin(self):
+        return None if self.interactive else subprocess.DEVNULL
 
     @property
     def text(self) -> str:
@@ -199,8 +206,10 @@ def _approve_bound(pending, approval_id, scope, grant_session, profile, cwd_fd, 
                                 cwd=claimed.cwd, workspace=claimed.workspace,
                                 approval_id=claimed.id, cwd_fd=cwd_fd,
                                 stdin=subprocess.DEVNULL).exit_code
+    # An approval executor is not the person's terminal session: stdin is /dev/null.
     req = Request(profile=profile, command=claimed.command if claimed.argv is None else None,
-                  argv=claimed.argv, workspace=claimed.workspace or ".", cwd=claimed.cwd)
+                  argv=claimed.argv, workspace=claimed.workspace or ".", cwd=claimed.cwd,
+                  interactive=False)
     return _sandbox_exec(req, ledger, deps, streams, claimed.run_id, claimed.keys,
                          approval_id=claimed.id)[0].exit_code
 
@@ -321,7 +330,8 @@ def _run_host(req, verdict, decision, ledger, streams, parent_id, note=None) -> 
             note or "helper: nothing to approve"]},
         session=req.session, parent_id=parent_id, note=note)
     res = _exec_and_record(ledger, run_id, streams, command=req.text, argv=req.argv,
-                           cwd=req.cwd or os.getcwd(), workspace=req.workspace)
+                           cwd=req.cwd or os.getcwd(), workspace=req.workspace,
+                           stdin=req.stdin)
     return Outcome(run_id, res.state, res.exit_code)
 
 
@@ -389,7 +399,8 @@ def _sandbox_request(req, verdict, ledger, deps, streams) -> Outcome:
         streams.say("ringfence: note: the sandboxed attempt already ran; what it changed "
                     "in the workspace stays, and a host run repeats the whole command")
         host = Request(profile=req.profile, command=req.command, argv=req.argv,
-                       workspace=req.workspace, cwd=req.cwd, host=True, session=req.session)
+                       workspace=req.workspace, cwd=req.cwd, host=True, session=req.session,
+                       interactive=req.interactive)
         child = _host_request(host, verdict, ledger, deps, streams, parent_id=run_id)
         return Outcome(run_id, child.state, child.exit_code, child.approval_id,
                        child.reasons, escalated_run_id=child.run_id)
@@ -443,7 +454,12 @@ def _call_runner(req, deps, streams, keys):
                             command=req.command if req.argv is None else None,
                             profile=req.profile, workspace=req.workspace,
                             timeout=req.timeout, grants=frozenset(keys),
-                            out=streams.out, err=streams.err)
+                            out=streams.out, err=streams.err, **_stdin_kw(req))
+
+
+def _stdin_kw(req) -> dict:
+    # Only when it differs from the default, so injected runners keep their signature.
+    return {} if req.interactive else {"stdin": subprocess.DEVNULL}
 
 
 def _record_sandbox(req, ledger, streams, run_id, result, before, started, approval_id):

@@ -195,4 +195,18 @@ RULES: tuple[Rule, ...] = (
             "directory as the workspace."),
         bad='ringfence run -p strict -w "$HOME" -- true',
         good="ringfence run -p strict -w . -- true"),
+    Rule(
+        code="RF620", name="terminal-control-strings-removed",
+        summary="control strings (OSC 52 clipboard, title, DCS) were removed from output to a terminal",
+        explanation=(
+            "A sandboxed command's output is relayed by ringfence. Written to a "
+            "terminal, some escape sequences act on the person's machine rather than "
+            "format text: OSC 52 writes the clipboard, OSC 0/2 set the window title, "
+            "DCS passes sequences through tmux. ringfence removes these control "
+            "strings (OSC, DCS, APC, PM, SOS) from what reaches a terminal and says "
+            "how many; colours and cursor movement pass unchanged, output to a file or "
+            "pipe is never touched, and the recorded output tails keep the raw bytes."),
+        bad=("script -qec \"ringfence run -p strict -- printf 'a\\033]52;c;cHduZWQ=\\007b'\" "
+             "/dev/null >&2"),
+        good="script -qec \"ringfence run -p strict -- printf 'a\\033[1mb'\" /dev/null >&2"),
 )

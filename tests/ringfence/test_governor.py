@@ -87,8 +87,9 @@ class FakeRunner:
     calls: list = field(default_factory=list)
 
     def __call__(self, argv=None, *, command=None, profile=None, workspace=None, timeout=None,
-                 grants=frozenset(), out=None, err=None):
+                 grants=frozenset(), out=None, err=None, stdin=None):
         self.calls.append((argv, command, profile.name, workspace, grants))
+        self.stdin = stdin
         if self.raises:
             raise self.raises
         return type("R", (), {"exit_code": self.exit_code, "stdout_tail": "sandbox out",
