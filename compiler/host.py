@@ -35,6 +35,15 @@ from ringfence.profiles.model import Profile
 HOST_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
             "LC_ALL": "C"}
 
+# Variables that name a CA bundle (file) or directory, for TLS clients behind an
+# intercepting proxy (curl, OpenSSL, Python ssl/requests, pip, node, git). They are
+# not secrets: the built-in profiles pass them (profiles/_base.toml), and a file
+# they name that the sandbox would hide is bound back read-only (compile.py).
+CA_VARS = ("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+           "NODE_EXTRA_CA_CERTS", "PIP_CERT", "GIT_SSL_CAINFO")
+_PEM_OK = frozenset({b"CERTIFICATE", b"TRUSTED CERTIFICATE", b"X509 CRL"})
+_CA_MAX = 16 * 1024 * 1024
+
 Kind = Literal["dir", "file", "other", "missing"]
 
 
@@ -72,6 +81,9 @@ class HostFacts:
     paths: Mapping[str, PathFact] = field(default_factory=dict)
     # Glob expansions: pattern -> matching paths (sorted), done here so compile is pure.
     globs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # (variable, absolute path it names, the file holds PEM certificates only) for
+    # each CA variable of the run's environment (CA_VARS).
+    ca_files: tuple[tuple[str, str, bool], ...] = ()
 
     def path(self, p: str) -> PathFact:
         try:
@@ -84,12 +96,46 @@ class HostFacts:
         from ringfence.compiler.compile import wanted_paths
 
         plain, patterns = wanted_paths(profile, workspace, self)
+        plain = plain + [p for _, p, _ in self.ca_files]
         globs = expand_globs(patterns)
         everything = set(plain)
         for found in globs.values():
             everything.update(found)
         return replace(self, paths={p: path_fact(p) for p in sorted(everything)},
                        globs=globs)
+
+
+def ca_files(env: Mapping[str, str]) -> tuple[tuple[str, str, bool], ...]:
+    """The CA variables' absolute paths, and whether each is a file of certificates only.
+
+    Only such a file is ever made readable in a sandbox that would hide it: a
+    variable naming a private key (or anything but PEM certificates and CRLs) must
+    not turn into a way around a read-deny."""
+    out, seen = [], {}
+    for var in CA_VARS:
+        value = env.get(var, "")
+        if not value.startswith("/"):
+            continue
+        path = os.path.normpath(value)
+        real = os.path.realpath(path)
+        if real not in seen:
+            seen[real] = _certs_only(real)
+        out.append((var, path, seen[real]))
+    return tuple(out)
+
+
+def _certs_only(path: str) -> bool:
+    import re
+
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > _CA_MAX:
+            return False
+        with open(path, "rb") as f:
+            data = f.read(_CA_MAX + 1)
+    except OSError:
+        return False
+    labels = re.findall(rb"-----BEGIN ([A-Z0-9 ]+)-----", data)
+    return bool(labels) and all(label in _PEM_OK for label in labels)
 
 
 def path_fact(p: str) -> PathFact:
@@ -243,7 +289,7 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
     facts = HostFacts(
         uid=uid, gid=gid, home=os.path.abspath(home), arch=os.uname().machine,
         python=_relay_python(), python_prefix=os.path.realpath(sys.base_prefix),
-        bwrap=bwrap, env_names=tuple(sorted(env)),
+        bwrap=bwrap, env_names=tuple(sorted(env)), ca_files=ca_files(env),
         private_dirs=private_dirs(env),
         seccomp=_seccomp_in_kernel(), userns=plausible if uid != 0 else True,
         userns_detail=detail, apparmor_userns_restricted=restricted)

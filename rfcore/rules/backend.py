@@ -209,4 +209,18 @@ RULES: tuple[Rule, ...] = (
         bad=("script -qec \"ringfence run -p strict -- printf 'a\\033]52;c;cHduZWQ=\\007b'\" "
              "/dev/null >&2"),
         good="script -qec \"ringfence run -p strict -- printf 'a\\033[1mb'\" /dev/null >&2"),
+    Rule(
+        code="RF621", name="ca-bundle-hidden",
+        summary="a CA-bundle variable names a path the sandbox hides; it stays hidden",
+        explanation=(
+            "The CA-bundle variables (SSL_CERT_FILE, SSL_CERT_DIR, REQUESTS_CA_BUNDLE, "
+            "CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS, PIP_CERT, GIT_SSL_CAINFO) pass into "
+            "every sandbox, so TLS works behind an intercepting proxy. When one names a "
+            "file under a path the sandbox hides (its private /tmp, a read-denied "
+            "dir), ringfence binds that single file back read-only, but only when it "
+            "holds nothing but PEM certificates. A directory, or a file with anything "
+            "else in it (a private key), stays hidden: a variable must never become a "
+            "way around a read-deny. Point the variable at a certificate file."),
+        bad='SSL_CERT_DIR="$HOME/.ssh" ringfence run -p strict -- true',
+        good="SSL_CERT_DIR=/etc/ssl/certs ringfence run -p strict -- true"),
 )
