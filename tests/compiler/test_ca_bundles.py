@@ -203,3 +203,28 @@ def test_a_ca_variable_never_unmasks_a_secret(tls):
     prof.write_text(f'extends = "build"\n[env]\nset = {{ SSL_CERT_FILE = "{good}" }}\n')
     r = box.run(str(prof), "-c", f"cat {good} | wc -c", env=box.env())
     assert r.stdout.strip() == "0", r.stdout + r.stderr
+
+
+def _uv() -> str | None:
+    import sys
+
+    beside = Path(sys.executable).parent / "uv"      # a venv install (pip install uv)
+    found = str(beside) if beside.is_file() else shutil.which("uv")
+    return os.path.realpath(found) if found else None
+
+
+@pytest.mark.skipif(_uv() is None, reason="uv is not installed (pip install uv)")
+def test_uv_pip_install_works_with_the_ca_passed(tls):
+    box, ca, server, profile = tls
+    uv, url = _uv(), f"https://{HOST}:{server.port}"
+    script = ("{uv} pip install -q --no-cache --no-deps --python {py} --target {t} "
+              "--index-url {url}/simple/ rfdemo && "
+              "PYTHONPATH={t} {py} -c 'import rfdemo; print(rfdemo.VALUE)'")
+    r = box.run(profile, "-c", script.format(uv=uv, py=INNER_PY, t="site", url=url),
+                env=with_ca(box, ca))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout == "42\n"
+    bare = box.run(profile, "-c", script.format(uv=uv, py=INNER_PY, t="site2", url=url)
+                   + "; echo uv=$?", env=box.env())
+    assert bare.stdout == "uv=2\n", bare.stdout + bare.stderr
+    assert "invalid peer certificate" in bare.stderr or "UnknownIssuer" in bare.stderr
