@@ -564,6 +564,10 @@ def exec_host(command: str, argv, cwd: str | None, streams: Streams, *,
         streams.err.flush()
         return 126, b"", msg
     tails = {1: bytearray(), 2: bytearray()}
+    from ringfence.compiler.terminal import TermGuard, stdin_fd
+
+    # A host command given the terminal may leave it in any mode: put it back after.
+    term = TermGuard([stdin_fd(stdin)])
 
     def pump(src, dst, keep) -> None:
         fd = src.fileno()
@@ -578,11 +582,14 @@ def exec_host(command: str, argv, cwd: str | None, streams: Streams, *,
 
     threads = [threading.Thread(target=pump, args=(proc.stdout, streams.out, tails[1])),
                threading.Thread(target=pump, args=(proc.stderr, streams.err, tails[2]))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    code = proc.wait()
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        code = proc.wait()
+    finally:
+        term.restore()
     if code < 0:
         code = 128 - code   # killed by a signal: report it the way a shell does
     return code, bytes(tails[1]), bytes(tails[2])

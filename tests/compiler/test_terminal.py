@@ -123,3 +123,9 @@ def test_output_to_a_pipe_is_byte_for_byte(box):
     assert r.returncode == 0
     assert r.stdout == b"a\x1b]52;c;cHduZWQ=\x07b"
     assert b"RF620" not in r.stderr
+
+
+def test_mode_is_restored_after_a_host_run(box):
+    code, out, attrs = on_pty(box, ["run", "--sandbox", "off", "--", "stty", "-echo"])
+    assert code == 0, out
+    assert echo_on(attrs)
