@@ -550,6 +550,10 @@ def exec_host(command: str, argv, cwd: str | None, streams: Streams, *,
     fds: tuple[int, ...] = ()
     if cwd_fd is not None:
         where, fds = f"/proc/self/fd/{cwd_fd}", (cwd_fd,)
+    from ringfence.compiler.terminal import TermGuard, stdin_fd
+
+    # A host command given the terminal may leave it in any mode: put it back after.
+    term = TermGuard([stdin_fd(stdin)])
     try:
         proc = subprocess.Popen(args, cwd=where, stdout=subprocess.PIPE, stdin=stdin,
                                 stderr=subprocess.PIPE, pass_fds=fds)
@@ -564,10 +568,6 @@ def exec_host(command: str, argv, cwd: str | None, streams: Streams, *,
         streams.err.flush()
         return 126, b"", msg
     tails = {1: bytearray(), 2: bytearray()}
-    from ringfence.compiler.terminal import TermGuard, stdin_fd
-
-    # A host command given the terminal may leave it in any mode: put it back after.
-    term = TermGuard([stdin_fd(stdin)])
 
     def pump(src, dst, keep) -> None:
         fd = src.fileno()
