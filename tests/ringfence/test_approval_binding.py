@@ -91,3 +91,31 @@ def test_approvals_list_shows_the_working_directory(box):
     assert f"cwd     {box.ws / 'sub'}" in lines, r.stdout
     doc = json.loads(cli(box, "approvals", "list", "--json").stdout)[0]
     assert doc["id"] == ap_id and doc["cwd_identity"].count(":") == 1
+
+
+def test_approve_refuses_when_the_profile_changed(box):
+    prof = box.root / "mine.toml"
+    prof.write_text('extends = "build"\n')
+    r = cli(box, "run", "--host", "-p", str(prof), "-w", str(box.ws), "--", "touch", "made")
+    assert r.returncode == 75, r.stderr
+    ap_id = json.loads(cli(box, "approvals", "list", "--json").stdout)[0]["id"]
+    prof.write_text('extends = "build"\n[commands]\nallow = ["touch *"]\n')
+    r = cli(box, "approve", ap_id)
+    assert r.returncode == 2 and "changed since" in r.stderr, r.stderr
+    assert not (box.ws / "made").exists()
+    prof.write_text('extends = "build"\n')           # back to what the person saw
+    assert cli(box, "approve", ap_id).returncode == 0
+    assert (box.ws / "made").exists()
+
+
+def test_approve_refuses_a_request_without_a_recorded_identity(box):
+    import sqlite3
+
+    ap_id = hold_rm(box)
+    db = sqlite3.connect(box.state / "ledger.db")
+    with db:
+        db.execute("UPDATE approvals SET cwd_id=NULL WHERE id=?", (ap_id,))
+    db.close()
+    r = cli(box, "approve", ap_id)
+    assert r.returncode == 2 and "identity was not recorded" in r.stderr, r.stderr
+    assert (box.ws / "sub" / "build").is_dir()
