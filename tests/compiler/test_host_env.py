@@ -105,6 +105,14 @@ def _pids_named(token: bytes) -> list[int]:
     return out
 
 
+def _prog(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return os.path.basename(fh.read().split(b"\0")[0])
+    except OSError:
+        return b""
+
+
 def _environ(pid: int) -> bytes:
     with open(f"/proc/{pid}/environ", "rb") as fh:
         return fh.read()
@@ -121,9 +129,8 @@ def test_bwrap_process_environ_lacks_profile_values(box):
         end = time.monotonic() + 20
         while True:
             pids = _pids_named(b"\0" + token.encode() + b"\0")
-            bwraps = [p for p in pids if os.path.basename(
-                open(f"/proc/{p}/cmdline", "rb").read().split(b"\0")[0]) == b"bwrap"]
-            sleeps = [p for p in pids if p not in bwraps]
+            bwraps = [p for p in pids if _prog(p) == b"bwrap"]
+            sleeps = [p for p in pids if _prog(p) == b"sleep"]
             if bwraps and sleeps:
                 break
             assert time.monotonic() < end, "the sandboxed sleep never started"
