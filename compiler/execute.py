@@ -29,6 +29,7 @@ from ringfence.rfcore.errors import SandboxError
 from . import protect
 from .backends.bwrap import env_args, render
 from .host import HOST_ENV
+from .reap import Subreaper, child_pid
 from .terminal import ControlStrings, TermGuard, sink_is_tty, stdin_fd
 from .spec import Note, Rlimit, SandboxSpec
 
@@ -268,7 +269,7 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
     # it in (stty -echo, raw), the saved mode is put back in the finally below.
     term = TermGuard([] if feed is not None else [stdin_fd(stdin)])
     start = time.monotonic()
-    reaper = _Subreaper() if sandboxed else None
+    reaper = Subreaper() if sandboxed else None
     try:
         proc = subprocess.Popen(
             cmd, env=env, cwd=cwd, stdin=subprocess.PIPE if feed is not None else stdin,
@@ -367,7 +368,7 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
             proc.kill()
             proc.wait()
         if reaper is not None:
-            reaper.reap(_child_pid(status))
+            reaper.reap(child_pid(status))
         term.restore()          # after the sandbox is gone: nothing can change it again
     duration = time.monotonic() - start
     exit_code = _exit_code(code, status, received, timed_out, sandboxed, tails[err_fd][0].buf)
@@ -390,80 +391,6 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
                       stderr=bytes(e.all) if e.all is not None else None,
                       timed_out=timed_out, signal=received[0] if received else None,
                       sandboxed=sandboxed)
-
-
-class _Subreaper:
-    """Reap the sandbox's init, which bwrap leaves behind (issue 10 §8).
-
-    bwrap's outer process exits as soon as its init reports the command's exit
-    status, without waiting for that init: the init then exits an instant later
-    as an orphan, reparented to pid 1 (``[bwrap] <defunct>``). Under an init that
-    never reaps (a container without ``--init``) those pile up. For the run,
-    ringfence is a child subreaper, so the orphan comes to it, and it waits for
-    exactly that pid (``child-pid`` on the json-status fd), never for any other
-    child. The init reaps everything else in its pid namespace as it dies. The
-    previous subreaper setting is restored afterwards.
-    """
-
-    PR_SET, PR_GET = 36, 37      # PR_SET_CHILD_SUBREAPER, PR_GET_CHILD_SUBREAPER
-
-    def __init__(self) -> None:
-        import ctypes
-
-        self._ctypes = ctypes
-        self._libc = ctypes.CDLL(None, use_errno=True)
-        prev = ctypes.c_int(0)
-        self._libc.prctl(self.PR_GET, ctypes.byref(prev), 0, 0, 0)
-        self._prev = prev.value
-        self._on = self._prev != 0 or self._libc.prctl(self.PR_SET, 1, 0, 0, 0) == 0
-
-    def release(self) -> None:
-        if self._on and not self._prev:
-            self._libc.prctl(self.PR_SET, 0, 0, 0, 0)
-        self._on = False
-
-    def reap(self, pid: int | None) -> None:
-        try:
-            if pid is not None and self._on:
-                _reap(pid)
-        finally:
-            self.release()
-
-
-def _reap(pid: int, grace: float = 5.0) -> None:
-    """Wait for ``pid`` if it is our child; SIGKILL it after ``grace`` seconds.
-
-    Only a pid that waitpid says is our own, not yet reaped child is ever
-    signalled, so a recycled pid can never be hit.
-    """
-    end = time.monotonic() + grace
-    while True:
-        try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            return              # reaped by bwrap itself, or never ours
-        if done:
-            return
-        if time.monotonic() >= end:
-            os.kill(pid, signal.SIGKILL)
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
-            return
-        time.sleep(0.002)
-
-
-def _child_pid(status: bytes) -> int | None:
-    """The host pid of the sandbox's init, from bwrap's json-status fd."""
-    for line in status.decode("utf-8", "replace").splitlines():
-        try:
-            doc = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(doc, dict) and isinstance(doc.get("child-pid"), int):
-            return doc["child-pid"]
-    return None
 
 
 def _feed(pipe, data: bytes) -> None:

@@ -174,15 +174,17 @@ def approve(approval_id: str, *, scope: str = "once", session: str | None = None
             "a session grant needs a named session; this request came from an unnamed "
             "(per-process) session",
             hint=f"pass --session NAME (or set RINGFENCE_SESSION), or --scope once|always")
-    _check_command(pending)
+    # What the person saw (SPEC §5): the command, the directory, the profile.
+    ap.check_command(pending)
     deps = deps or default_deps()
-    profile = _bound_profile(pending, deps)
-    cwd_fd = _open_bound_dir(pending, pending.cwd, pending.cwd_id, "working directory")
+    profile = ap.bound_profile(pending, lambda: deps.load_profile(
+        _profile_ref(pending), workspace=pending.workspace))
+    cwd_fd = ap.open_bound_dir(pending, pending.cwd, pending.cwd_id, "working directory")
     try:
         if pending.where == "sandbox":
             # The sandboxed run binds the workspace (its working directory in there).
-            os.close(_open_bound_dir(pending, pending.workspace, pending.workspace_id,
-                                     "workspace"))
+            os.close(ap.open_bound_dir(pending, pending.workspace, pending.workspace_id,
+                                       "workspace"))
         return _approve_bound(pending, approval_id, scope, grant_session, profile, cwd_fd,
                               ledger, deps, streams)
     finally:
@@ -212,66 +214,6 @@ def _approve_bound(pending, approval_id, scope, grant_session, profile, cwd_fd, 
                   interactive=False)
     return _sandbox_exec(req, ledger, deps, streams, claimed.run_id, claimed.keys,
                          approval_id=claimed.id)[0].exit_code
-
-
-# --- what an approval binds to (SPEC §5): command, directory identity, profile -----------
-
-def _check_command(a: ap.Approval) -> None:
-    if a.argv is not None and shlex.join(a.argv) != a.command:
-        raise ApprovalError(f"{a.id}: the recorded argv is not the command that was shown "
-                            f"({a.command!r}); nothing was run",
-                            hint=f"deny it with: ringfence deny {a.id}")
-
-
-def _bound_profile(a: ap.Approval, deps: Deps):
-    """The profile to run under, refused when it is not the one the person saw.
-
-    A host request runs no profile, but its decision (what asks, what is denied)
-    came from it, so a changed profile is refused there too."""
-    if a.where != "sandbox" and not (a.profile_digest and a.profile_source):
-        return None
-    try:
-        profile = deps.load_profile(_profile_ref(a), workspace=a.workspace)
-    except RingfenceError as exc:
-        raise ApprovalError(f"profile {a.profile!r} of {a.id} can no longer be loaded "
-                            f"({exc.message}); nothing was run",
-                            hint="fix the profile, or deny the request and run it again") \
-            from None
-    if a.profile_digest and (getattr(profile, "digest", "") != a.profile_digest
-                             or (a.profile and profile.name != a.profile)):
-        # The approval was given for the policy in force at request time; running
-        # under a changed profile would approve something nobody looked at.
-        raise ApprovalError(f"profile {a.profile!r} changed since {a.id} was requested; "
-                            "nothing was run", hint="run the command again to get a fresh request")
-    return profile
-
-
-def _open_bound_dir(a: ap.Approval, path: str | None, identity: str | None,
-                    what: str) -> int | None:
-    """An fd of ``path``, refused unless it is the very directory the request saw.
-
-    The path is resolved again (symlinks followed), and the identity of what it
-    leads to now must be the recorded one: a sandboxed run that swapped a
-    directory for a symlink (``mv sub sub.old; ln -s /elsewhere sub``) makes it
-    point at another inode, and nothing runs."""
-    if not path:
-        return None
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        raise ApprovalError(f"the {what} {path!r} of {a.id} no longer exists; nothing was run",
-                            hint=f"deny it with: ringfence deny {a.id}") from None
-    st = os.fstat(fd)
-    if identity is None or f"{st.st_dev}:{st.st_ino}" != identity:
-        os.close(fd)
-        why = ("its identity was not recorded (a request from an older ringfence)"
-               if identity is None else
-               "it is not the directory the request was made in (it was replaced, moved "
-               "or swapped for a symbolic link since)")
-        raise ApprovalError(f"the {what} {path!r} of {a.id} changed: {why}; nothing was run",
-                            hint=f"check it, deny the request (ringfence deny {a.id}) and run "
-                                 "the command again from the right directory")
-    return fd
 
 
 def deny(approval_id: str, *, ledger: Ledger) -> ap.Approval:
