@@ -19,6 +19,11 @@ import re
 from functools import lru_cache
 from typing import NamedTuple
 
+# RF122's table of assignments that change what runs is shared with the
+# workspace-overlay rule (RF513): rfcore/execvars.py.
+from ringfence.rfcore.execvars import (EXEC_VAR_PREFIXES, EXEC_VAR_SUFFIXES,  # noqa: F401
+                                       EXEC_VARS, GIT_SAFE_VARS, exec_var)
+
 
 class Opts(NamedTuple):
     value: frozenset[str] = frozenset()       # '-n', '--lines' (take one value)
@@ -495,39 +500,6 @@ ONE_TIME_BUILTINS: dict[str, str] = {
     "disown": "RF126",
     "enable": "RF128",
 }
-
-# --- assignments that change what runs (RF122) ---------------------------------
-EXEC_VARS = frozenset({
-    "PATH", "BASH_ENV", "ENV", "IFS", "PAGER", "EDITOR", "VISUAL", "MANPAGER", "BROWSER",
-    "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONINSPECT", "PYTHONUSERBASE",
-    "NODE_OPTIONS", "NODE_PATH", "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
-    "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "PS4", "SHELL", "SHELLOPTS",
-    "BASHOPTS", "HOME", "ZDOTDIR", "XDG_CONFIG_HOME", "CDPATH", "GLOBIGNORE", "TMOUT",
-    "PROMPT_COMMAND", "LESSOPEN", "LESSCLOSE", "SSH_ASKPASS", "SUDO_ASKPASS",
-    # build tools run these programs
-    "CC", "CXX", "CPP", "LD", "AR", "AS", "RUSTC", "RUSTC_WRAPPER", "RUSTDOC", "GOFLAGS",
-    "MAKEFLAGS", "MAKESHELL",
-})
-EXEC_VAR_PREFIXES = ("LD_", "DYLD_", "BASH_FUNC_", "npm_config_", "NPM_CONFIG_", "CARGO_")
-EXEC_VAR_SUFFIXES = ("_COMMAND",)
-# GIT_* is conservative: every GIT_ variable except these informational ones.
-GIT_SAFE_VARS = frozenset({
-    "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME",
-    "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT", "GIT_TRACE",
-    "GIT_TRACE_PACKET", "GIT_TRACE_PERFORMANCE", "GIT_TRACE_SETUP", "GIT_CURL_VERBOSE",
-    "GIT_MERGE_AUTOEDIT", "GIT_FLUSH", "GIT_OPTIONAL_LOCKS", "GIT_LITERAL_PATHSPECS",
-    "GIT_PROGRESS_DELAY", "GIT_REDACT_COOKIES",
-})
-
-
-def exec_var(name: str) -> bool:
-    """Does assigning this variable change which program or code runs?"""
-    if name in EXEC_VARS:
-        return True
-    if name.startswith(EXEC_VAR_PREFIXES) or name.endswith(EXEC_VAR_SUFFIXES):
-        return True
-    return name.startswith("GIT_") and name not in GIT_SAFE_VARS
-
 
 # git settings that make git run a program later (`git config KEY VALUE`, RF109).
 # Compiled on first use: it is long and most commands never need it.

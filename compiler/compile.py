@@ -240,9 +240,12 @@ def compile_profile(profile: Profile, workspace: str | None, host) -> SandboxSpe
         elif any(_inside(d, r) for r in roots):
             watched.append(Protect(d))
 
+    env_ops = _env_ops(profile, host, ctx, notes)
+    ops.extend(_ca_binds(host, ops, {op.name for op in env_ops if isinstance(op, PassEnv)},
+                         notes))
     ops.extend(watched)
 
-    ops.extend(_env_ops(profile, host, ctx, notes))
+    ops.extend(env_ops)
     ops.append(Seccomp(deny_unix_sockets=not profile.network.allow_unix_sockets))
     lim = profile.limits
     for attr, kind in RLIMIT_MB.items():
@@ -264,6 +267,34 @@ def compile_profile(profile: Profile, workspace: str | None, host) -> SandboxSpe
                                    "no proxy is started and the sandbox has no network"))
     ops.append(Chdir(ws_real or host.home))
     return SandboxSpec(profile.name, ws, tuple(ops), tuple(notes))
+
+
+def _ca_binds(host, ops: list, passed: set[str], notes: list[Note]) -> list:
+    """Make the CA bundles that passed variables name readable (issue 10 §8).
+
+    Behind a TLS-intercepting proxy the tools in the sandbox need the person's CA
+    bundle, which may sit under a path the sandbox hides (a private /tmp, a
+    read-denied dir). Only the single file is bound back read-only, never the
+    directory around it, and only when it holds nothing but PEM certificates
+    (host.ca_files); a value set by the profile (env.set) never binds anything.
+    """
+    masks = [op.dst for op in ops if isinstance(op, (Tmpfs, DevNullOver))]
+    out: list = []
+    for var, path, certs_only in getattr(host, "ca_files", ()):
+        if var not in passed:
+            continue
+        fact = host.path(path)
+        if fact.kind == "missing" or not any(_inside(fact.real, m) for m in masks):
+            continue
+        if fact.kind == "file" and certs_only:
+            if RoBind(fact.real, fact.real) not in out:
+                out.append(RoBind(fact.real, fact.real))
+            continue
+        what = "a directory" if fact.kind == "dir" else "not a file of PEM certificates only"
+        notes.append(Note("RF621", f"{var}={path} is hidden in this sandbox and {what}; "
+                                   "it stays hidden, so TLS clients that need it may fail "
+                                   "(point it at a certificate file outside the hidden paths)"))
+    return out
 
 
 def _env_ops(profile: Profile, host, ctx: dict, notes: list[Note]) -> list:

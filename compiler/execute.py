@@ -27,7 +27,10 @@ from typing import IO, Mapping, Sequence
 from ringfence.rfcore.errors import SandboxError
 
 from . import protect
-from .backends.bwrap import final_env, render
+from .backends.bwrap import env_args, render
+from .host import HOST_ENV
+from .reap import Subreaper, child_pid
+from .terminal import ControlStrings, TermGuard, sink_is_tty, stdin_fd
 from .spec import Note, Rlimit, SandboxSpec
 
 TAIL_BYTES = 64 * 1024
@@ -82,6 +85,17 @@ def _rlimit_fn(spec: SandboxSpec):
         for kind, value in pairs:
             resource.setrlimit(kind, (value, value))
     return apply
+
+
+def _args_fd(args: list[str]) -> int:
+    """A memfd holding NUL-separated arguments for bwrap's ``--args FD``."""
+    fd = os.memfd_create("ringfence-env", 0)
+    data = b"".join(a.encode("utf-8", "surrogateescape") + b"\0" for a in args)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _seccomp_fd(spec: SandboxSpec, arch: str, degradations: list[Note], *,
@@ -149,9 +163,15 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
         except BaseException:
             os.close(status_w)
             raise
+        # The command's environment goes to bwrap through --args (a memfd), never
+        # through bwrap's own environment: bwrap runs on the host (compiler/backends/
+        # bwrap.py says why). bwrap itself gets the fixed HOST_ENV.
+        env_fd = _args_fd(env_args(spec, env))
+        fds.append(env_fd)
+        bargv[1:1] = ["--args", str(env_fd)]
         for note in degradations[len(recovered) + len(spec.notes):]:
             warn(note)
-        result = _stream(bargv, final_env(spec, env), status_r, spec, timeout, stdin,
+        result = _stream(bargv, dict(HOST_ENV), status_r, spec, timeout, stdin,
                          capture, out, err, degradations,
                          pass_fds=tuple(f for f in fds if f != status_r) + (status_w,),
                          close_after_start=status_w)
@@ -245,13 +265,19 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
     out = out if out is not None else sys.stdout.buffer
     err = err if err is not None else sys.stderr.buffer
     feed = stdin if isinstance(stdin, (bytes, bytearray)) else None
+    # The command may get the person's terminal as stdin: whatever mode it leaves
+    # it in (stty -echo, raw), the saved mode is put back in the finally below.
+    term = TermGuard([] if feed is not None else [stdin_fd(stdin)])
     start = time.monotonic()
+    reaper = Subreaper() if sandboxed else None
     try:
         proc = subprocess.Popen(
             cmd, env=env, cwd=cwd, stdin=subprocess.PIPE if feed is not None else stdin,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=pass_fds,
             preexec_fn=_rlimit_fn(spec) if sandboxed else None)
     except OSError as exc:
+        if reaper is not None:
+            reaper.release()
         if sandboxed:
             raise SandboxError(f"could not start bubblewrap: {exc} (RF602)",
                                hint="run 'ringfence doctor'") from None
@@ -280,6 +306,10 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
     tails = {out_fd: (_Tail(capture), None if capture else out),
              err_fd: (_Tail(capture), None if capture else err)}
+    # Control strings (OSC 52 clipboard, titles, DCS) are removed from what reaches
+    # a terminal; tails keep the raw bytes (compiler/terminal.py says why).
+    filters = {fd: ControlStrings() for fd, (_, sink) in tails.items()
+               if sink is not None and sink_is_tty(sink)}
     status = bytearray()
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
@@ -309,6 +339,8 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
                 tail, sink = tails[fd]
                 tail.add(chunk)
                 if sink is not None:
+                    if fd in filters:
+                        chunk = filters[fd].feed(chunk)
                     try:
                         sink.write(chunk)
                         sink.flush()
@@ -320,6 +352,14 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
                         sel.unregister(key.fileobj)
                         key.fileobj.close()
         code = proc.wait()
+        for fd, flt in filters.items():
+            rest, sink = flt.flush(), tails[fd][1]
+            if rest and sink is not None:
+                try:
+                    sink.write(rest)
+                    sink.flush()
+                except (BrokenPipeError, ValueError):
+                    pass
     finally:
         sel.close()
         for sig, handler in previous.items():
@@ -327,11 +367,21 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        if reaper is not None:
+            reaper.reap(child_pid(status))
+        term.restore()          # after the sandbox is gone: nothing can change it again
     duration = time.monotonic() - start
     exit_code = _exit_code(code, status, received, timed_out, sandboxed, tails[err_fd][0].buf)
     _say_not_run(exit_code, status, tails[err_fd][0].buf)
     if timed_out:
         note = Note("RF608", f"timed out after {timeout:g}s; the whole sandbox was killed")
+        warn(note)
+        degradations.append(note)
+    removed = sum(f.removed for f in filters.values())
+    if removed:
+        note = Note("RF620", f"removed {removed} terminal control string(s) (OSC/DCS/APC: "
+                             "clipboard, title, hyperlinks) from the command's output to "
+                             "the terminal; the recorded output keeps them")
         warn(note)
         degradations.append(note)
     o, e = tails[out_fd][0], tails[err_fd][0]

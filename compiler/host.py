@@ -25,6 +25,25 @@ from typing import Literal, Mapping
 
 from ringfence.profiles.model import Profile
 
+# The environment of every process ringfence itself starts on the host (bwrap, the
+# doctor's probes): built here, never taken from a profile. A profile's env.pass
+# and env.set reach only the command inside the sandbox; a value such as
+# LD_PRELOAD in bwrap's environment would run in the host's namespaces, outside
+# every boundary. Nothing is inherited from ringfence's own environment either:
+# bwrap and the probes need no variable, and LC_ALL=C keeps bwrap's messages
+# (which the executor and doctor read) in English.
+HOST_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "LC_ALL": "C"}
+
+# Variables that name a CA bundle (file) or directory, for TLS clients behind an
+# intercepting proxy (curl, OpenSSL, Python ssl/requests, pip, node, git). They are
+# not secrets: the built-in profiles pass them (profiles/_base.toml), and a file
+# they name that the sandbox would hide is bound back read-only (compile.py).
+CA_VARS = ("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+           "NODE_EXTRA_CA_CERTS", "PIP_CERT", "GIT_SSL_CAINFO")
+_PEM_OK = frozenset({b"CERTIFICATE", b"TRUSTED CERTIFICATE", b"X509 CRL"})
+_CA_MAX = 16 * 1024 * 1024
+
 Kind = Literal["dir", "file", "other", "missing"]
 
 
@@ -68,6 +87,9 @@ class HostFacts:
     # Secret-named links in the workspace whose target is outside it: (link, target).
     # Not followed, not masked; compile reports them (RF660).
     unmasked_links: tuple[tuple[str, str], ...] = ()
+    # (variable, absolute path it names, the file holds PEM certificates only) for
+    # each CA variable of the run's environment (CA_VARS).
+    ca_files: tuple[tuple[str, str, bool], ...] = ()
 
     def path(self, p: str) -> PathFact:
         try:
@@ -80,6 +102,7 @@ class HostFacts:
         from ringfence.compiler.compile import wanted_paths
 
         plain, patterns = wanted_paths(profile, workspace, self)
+        plain = plain + [p for _, p, _ in self.ca_files]
         outside: list[tuple[str, str]] = []
         globs = expand_globs(patterns, self.mask_cache, outside)
         everything = set(plain)
@@ -87,6 +110,39 @@ class HostFacts:
             everything.update(found)
         return replace(self, paths={p: path_fact(p) for p in sorted(everything)},
                        globs=globs, unmasked_links=tuple(outside))
+
+
+def ca_files(env: Mapping[str, str]) -> tuple[tuple[str, str, bool], ...]:
+    """The CA variables' absolute paths, and whether each is a file of certificates only.
+
+    Only such a file is ever made readable in a sandbox that would hide it: a
+    variable naming a private key (or anything but PEM certificates and CRLs) must
+    not turn into a way around a read-deny."""
+    out, seen = [], {}
+    for var in CA_VARS:
+        value = env.get(var, "")
+        if not value.startswith("/"):
+            continue
+        path = os.path.normpath(value)
+        real = os.path.realpath(path)
+        if real not in seen:
+            seen[real] = _certs_only(real)
+        out.append((var, path, seen[real]))
+    return tuple(out)
+
+
+def _certs_only(path: str) -> bool:
+    import re
+
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > _CA_MAX:
+            return False
+        with open(path, "rb") as f:
+            data = f.read(_CA_MAX + 1)
+    except OSError:
+        return False
+    labels = re.findall(rb"-----BEGIN ([A-Z0-9 ]+)-----", data)
+    return bool(labels) and all(label in _PEM_OK for label in labels)
 
 
 def path_fact(p: str) -> PathFact:
@@ -184,7 +240,8 @@ def trial_sandbox(bwrap: str) -> tuple[bool, str]:
             "--disable-userns", "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev",
             "--", "true"]
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=20,
+                              env=HOST_ENV, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return False, str(exc)
     return proc.returncode == 0, proc.stderr.strip()
@@ -214,6 +271,8 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
         python=_relay_python(), python_prefix=os.path.realpath(sys.base_prefix),
         bwrap=bwrap, env_names=tuple(sorted(env)),
         private_dirs=private_dirs(env), mask_cache=pattern_cache_dir(env),
+        bwrap=bwrap, env_names=tuple(sorted(env)), ca_files=ca_files(env),
+        private_dirs=private_dirs(env),
         seccomp=_seccomp_in_kernel(), userns=plausible if uid != 0 else True,
         userns_detail=detail, apparmor_userns_restricted=restricted)
     if not full:
@@ -222,7 +281,7 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
     if bwrap:
         try:
             out = subprocess.run([bwrap, "--version"], capture_output=True, text=True,
-                                 timeout=10)
+                                 timeout=10, env=HOST_ENV, stdin=subprocess.DEVNULL)
             version = out.stdout.strip().removeprefix("bubblewrap ").strip() or None
         except (OSError, subprocess.TimeoutExpired):
             version = None

@@ -14,6 +14,8 @@ a workspace has a ``.ringfence.toml``.
 
 from __future__ import annotations
 
+from ringfence.rfcore.execvars import exec_var
+
 from .model import Profile
 
 # deny < ask < escalate: escalate turns sandbox failures into host requests.
@@ -40,7 +42,8 @@ def loosenings(base: Profile, result: Profile) -> list[tuple[str, str, object]]:
     ``what`` completes "a profile file inside the workspace cannot ...". The
     list item (None for scalars) lets the caller find where it was written.
     Tightening (extra read_deny, write_protect, network.deny, deny/ask rules,
-    lower limits, env.set, another description) is not reported.
+    lower limits, env.set of a variable that does not change what runs, another
+    description) is not reported.
     """
     out: list[tuple[str, str, object]] = []
     if base.sandbox and not result.sandbox:
@@ -77,6 +80,13 @@ def loosenings(base: Profile, result: Profile) -> list[tuple[str, str, object]]:
                   benv.pass_, renv.pass_)
     out += _added("env.allow_credentials", "opt the credential {item!r} into the sandbox",
                   benv.allow_credentials, renv.allow_credentials)
+    # A value that changes what runs (LD_PRELOAD, BASH_ENV, PYTHONPATH, NODE_OPTIONS,
+    # PATH, ...: the classifier's RF122 table) would run the workspace's code in
+    # every sandboxed command, the relay included: setting or changing one is a
+    # loosening. Other values (a locale, a CI flag) only narrow what the command sees.
+    was_set = dict(benv.set)
+    out += [(f"env.set.{name}", f"set the variable {name!r}, which changes what runs", None)
+            for name, value in renv.set if exec_var(name) and was_set.get(name) != value]
     for k in LIMITS:
         b, r = getattr(base.limits, k), getattr(result.limits, k)
         if b is not None and r is None:

@@ -16,10 +16,13 @@ claim, so a crash cannot leave a grant without its approval or the reverse.
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import stat
 import time
 from ringfence.rfcore.records import record
 
-from ringfence.rfcore.errors import ApprovalError
+from ringfence.rfcore.errors import ApprovalError, RingfenceError
 
 from .grants import add_grants, validate_scope
 from .ledger import Ledger, new_id, transaction
@@ -48,6 +51,12 @@ class Approval:
     scope: str | None = None
     decided_at: float | None = None
     decided_by: str | None = None
+    # What the person saw, besides the command and the profile: the identity
+    # ("st_dev:st_ino") of the working directory and of the workspace at request
+    # time. `approve` refuses when either changed (a directory swapped for a
+    # symlink, say), so an approved `rm -rf build` cannot run somewhere else.
+    cwd_id: str | None = None
+    workspace_id: str | None = None
 
     @property
     def grantable(self) -> bool:
@@ -65,7 +74,8 @@ class Approval:
                 "workspace": self.workspace, "cwd": self.cwd, "session": self.session,
                 "age_seconds": round(self.age(), 1),
                 "status": self.status, "scope": self.scope, "decided_at": self.decided_at,
-                "decided_by": self.decided_by}
+                "decided_by": self.decided_by, "cwd_identity": self.cwd_id,
+                "workspace_identity": self.workspace_id}
 
 
 def _from_row(r) -> Approval:
@@ -75,7 +85,18 @@ def _from_row(r) -> Approval:
                     r["verdict_class"], tuple(json.loads(r["reasons"])), r["where_"],
                     r["profile"], r["profile_source"], r["profile_digest"], r["workspace"],
                     r["cwd"], r["session"], r["status"], r["scope"], r["decided_at"],
-                    r["decided_by"])
+                    r["decided_by"], r["cwd_id"], r["workspace_id"])
+
+
+def dir_identity(path: str | None) -> str | None:
+    """"st_dev:st_ino" of the directory ``path`` names now, None if it is none."""
+    if not path:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return f"{st.st_dev}:{st.st_ino}" if stat.S_ISDIR(st.st_mode) else None
 
 
 def create(ledger: Ledger, *, run_id: str, command: str, keys, verdict_class: str,
@@ -86,14 +107,16 @@ def create(ledger: Ledger, *, run_id: str, command: str, keys, verdict_class: st
     if where not in WHERE:
         raise ApprovalError(f"an approval runs on 'host' or in 'sandbox', not {where!r}")
     approval_id = new_id("ap_")
+    cwd_id, workspace_id = dir_identity(cwd), dir_identity(workspace)
     with transaction(ledger.conn) as c:
         c.execute("""INSERT INTO approvals (id, run_id, created_at, command, argv, keys,
             verdict_class, reasons, where_, profile, profile_source, profile_digest,
-            workspace, cwd, session) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""", (
+            workspace, cwd, session, cwd_id, workspace_id)
+            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""", (
             approval_id, run_id, time.time(), command,
             json.dumps(list(argv)) if argv is not None else None, json.dumps(list(keys)),
             verdict_class, json.dumps(list(reasons)), where, profile, profile_source,
-            profile_digest, workspace, cwd, session))
+            profile_digest, workspace, cwd, session, cwd_id, workspace_id))
     return get(ledger, approval_id)
 
 
@@ -171,6 +194,65 @@ def _who() -> str:
     try:
         return getpass.getuser()
     except Exception:  # no passwd entry (containers): still record something
-        import os
-
         return f"uid={os.getuid()}"
+
+
+# --- what an approval binds to (SPEC §5): command, directory identity, profile ------
+
+def check_command(a: Approval) -> None:
+    if a.argv is not None and shlex.join(a.argv) != a.command:
+        raise ApprovalError(f"{a.id}: the recorded argv is not the command that was shown "
+                            f"({a.command!r}); nothing was run",
+                            hint=f"deny it with: ringfence deny {a.id}")
+
+
+def bound_profile(a: Approval, load):
+    """The profile to run under (``load()`` loads it again), refused when it is not
+    the one the person saw.
+
+    A host request runs no profile, but its decision (what asks, what is denied)
+    came from it, so a changed profile is refused there too."""
+    if a.where != "sandbox" and not (a.profile_digest and a.profile_source):
+        return None
+    try:
+        profile = load()
+    except RingfenceError as exc:
+        raise ApprovalError(f"profile {a.profile!r} of {a.id} can no longer be loaded "
+                            f"({exc.message}); nothing was run",
+                            hint="fix the profile, or deny the request and run it again") \
+            from None
+    if a.profile_digest and (getattr(profile, "digest", "") != a.profile_digest
+                             or (a.profile and profile.name != a.profile)):
+        # The approval was given for the policy in force at request time; running
+        # under a changed profile would approve something nobody looked at.
+        raise ApprovalError(f"profile {a.profile!r} changed since {a.id} was requested; "
+                            "nothing was run", hint="run the command again to get a fresh request")
+    return profile
+
+
+def open_bound_dir(a: Approval, path: str | None, identity: str | None,
+                   what: str) -> int | None:
+    """An fd of ``path``, refused unless it is the very directory the request saw.
+
+    The path is resolved again (symlinks followed), and the identity of what it
+    leads to now must be the recorded one: a sandboxed run that swapped a
+    directory for a symlink (``mv sub sub.old; ln -s /elsewhere sub``) makes it
+    point at another inode, and nothing runs."""
+    if not path:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        raise ApprovalError(f"the {what} {path!r} of {a.id} no longer exists; nothing was run",
+                            hint=f"deny it with: ringfence deny {a.id}") from None
+    st = os.fstat(fd)
+    if identity is None or f"{st.st_dev}:{st.st_ino}" != identity:
+        os.close(fd)
+        why = ("its identity was not recorded (a request from an older ringfence)"
+               if identity is None else
+               "it is not the directory the request was made in (it was replaced, moved "
+               "or swapped for a symbolic link since)")
+        raise ApprovalError(f"the {what} {path!r} of {a.id} changed: {why}; nothing was run",
+                            hint=f"check it, deny the request (ringfence deny {a.id}) and run "
+                                 "the command again from the right directory")
+    return fd

@@ -59,6 +59,13 @@ class Request:
     host: bool = False
     session: str = ""
     timeout: float | None = None
+    # False: no person at a terminal (`run --no-stdin`, the hook's --wrap): the
+    # command reads /dev/null, never the terminal ringfence happens to have.
+    interactive: bool = True
+
+    @property
+    def stdin(self):
+        return None if self.interactive else subprocess.DEVNULL
 
     @property
     def text(self) -> str:
@@ -167,21 +174,26 @@ def approve(approval_id: str, *, scope: str = "once", session: str | None = None
             "a session grant needs a named session; this request came from an unnamed "
             "(per-process) session",
             hint=f"pass --session NAME (or set RINGFENCE_SESSION), or --scope once|always")
-    if pending.cwd and not os.path.isdir(pending.cwd):
-        raise ApprovalError(f"the directory {pending.cwd!r} of {approval_id} no longer "
-                            "exists; nothing was run",
-                            hint=f"deny it with: ringfence deny {approval_id}")
-    profile = None
-    if pending.where == "sandbox":
-        deps = deps or default_deps()
-        profile = deps.load_profile(_profile_ref(pending), workspace=pending.workspace)
-        if pending.profile_digest and getattr(profile, "digest", "") != pending.profile_digest:
-            # The approval was given for the policy in force at request time; running
-            # under a changed profile would approve something nobody looked at.
-            raise ApprovalError(f"profile {pending.profile!r} changed since {approval_id} "
-                                "was requested; nothing was run",
-                                hint="run the command again to get a fresh request")
+    # What the person saw (SPEC §5): the command, the directory, the profile.
+    ap.check_command(pending)
+    deps = deps or default_deps()
+    profile = ap.bound_profile(pending, lambda: deps.load_profile(
+        _profile_ref(pending), workspace=pending.workspace))
+    cwd_fd = ap.open_bound_dir(pending, pending.cwd, pending.cwd_id, "working directory")
+    try:
+        if pending.where == "sandbox":
+            # The sandboxed run binds the workspace (its working directory in there).
+            os.close(ap.open_bound_dir(pending, pending.workspace, pending.workspace_id,
+                                       "workspace"))
+        return _approve_bound(pending, approval_id, scope, grant_session, profile, cwd_fd,
+                              ledger, deps, streams)
+    finally:
+        if cwd_fd is not None:
+            os.close(cwd_fd)
 
+
+def _approve_bound(pending, approval_id, scope, grant_session, profile, cwd_fd, ledger,
+                   deps, streams) -> int:
     def _resume(conn, claimed: ap.Approval) -> None:
         ledger.append_event_tx(conn, claimed.run_id, "running", approval_id=claimed.id,
                                note=f"approved (scope {scope}) by {claimed.decided_by}")
@@ -189,12 +201,17 @@ def approve(approval_id: str, *, scope: str = "once", session: str | None = None
     claimed = ap.claim(ledger, approval_id, scope=scope, session=grant_session,
                        on_claim=_resume)
     if claimed.where == "host":
+        # Runs in the very directory whose identity was checked (through its fd, so
+        # no later rename or symlink can redirect it), without the person's terminal.
         return _exec_and_record(ledger, claimed.run_id, streams,
                                 command=claimed.command, argv=claimed.argv,
                                 cwd=claimed.cwd, workspace=claimed.workspace,
-                                approval_id=claimed.id).exit_code
+                                approval_id=claimed.id, cwd_fd=cwd_fd,
+                                stdin=subprocess.DEVNULL).exit_code
+    # An approval executor is not the person's terminal session: stdin is /dev/null.
     req = Request(profile=profile, command=claimed.command if claimed.argv is None else None,
-                  argv=claimed.argv, workspace=claimed.workspace or ".", cwd=claimed.cwd)
+                  argv=claimed.argv, workspace=claimed.workspace or ".", cwd=claimed.cwd,
+                  interactive=False)
     return _sandbox_exec(req, ledger, deps, streams, claimed.run_id, claimed.keys,
                          approval_id=claimed.id)[0].exit_code
 
@@ -255,7 +272,8 @@ def _run_host(req, verdict, decision, ledger, streams, parent_id, note=None) -> 
             note or "helper: nothing to approve"]},
         session=req.session, parent_id=parent_id, note=note)
     res = _exec_and_record(ledger, run_id, streams, command=req.text, argv=req.argv,
-                           cwd=req.cwd or os.getcwd(), workspace=req.workspace)
+                           cwd=req.cwd or os.getcwd(), workspace=req.workspace,
+                           stdin=req.stdin)
     return Outcome(run_id, res.state, res.exit_code)
 
 
@@ -323,7 +341,8 @@ def _sandbox_request(req, verdict, ledger, deps, streams) -> Outcome:
         streams.say("ringfence: note: the sandboxed attempt already ran; what it changed "
                     "in the workspace stays, and a host run repeats the whole command")
         host = Request(profile=req.profile, command=req.command, argv=req.argv,
-                       workspace=req.workspace, cwd=req.cwd, host=True, session=req.session)
+                       workspace=req.workspace, cwd=req.cwd, host=True, session=req.session,
+                       interactive=req.interactive)
         child = _host_request(host, verdict, ledger, deps, streams, parent_id=run_id)
         return Outcome(run_id, child.state, child.exit_code, child.approval_id,
                        child.reasons, escalated_run_id=child.run_id)
@@ -377,7 +396,12 @@ def _call_runner(req, deps, streams, keys):
                             command=req.command if req.argv is None else None,
                             profile=req.profile, workspace=req.workspace,
                             timeout=req.timeout, grants=frozenset(keys),
-                            out=streams.out, err=streams.err)
+                            out=streams.out, err=streams.err, **_stdin_kw(req))
+
+
+def _stdin_kw(req) -> dict:
+    # Only when it differs from the default, so injected runners keep their signature.
+    return {} if req.interactive else {"stdin": subprocess.DEVNULL}
 
 
 def _record_sandbox(req, ledger, streams, run_id, result, before, started, approval_id):
@@ -436,11 +460,12 @@ class HostResult:
 
 
 def _exec_and_record(ledger, run_id, streams, *, command, argv, cwd, workspace,
-                     approval_id=None) -> HostResult:
+                     approval_id=None, cwd_fd=None, stdin=None) -> HostResult:
     before = snapshot(workspace) if workspace else None
     started = time.monotonic()
     try:
-        code, out_tail, err_tail = exec_host(command, argv, cwd, streams)
+        code, out_tail, err_tail = exec_host(command, argv, cwd, streams, cwd_fd=cwd_fd,
+                                             stdin=stdin)
     except BaseException as exc:   # Ctrl-C, a bug: the run must not stay "running"
         ledger.append_event(run_id, "aborted", duration=time.monotonic() - started,
                             note=f"interrupted: {type(exc).__name__}: {exc}",
@@ -454,12 +479,27 @@ def _exec_and_record(ledger, run_id, streams, *, command, argv, cwd, workspace,
     return HostResult(state, code)
 
 
-def exec_host(command: str, argv, cwd: str | None, streams: Streams) -> tuple[int, bytes, bytes]:
-    """Run on the host with the user's environment; stream output and keep tails."""
+def exec_host(command: str, argv, cwd: str | None, streams: Streams, *,
+              cwd_fd: int | None = None, stdin=None) -> tuple[int, bytes, bytes]:
+    """Run on the host with the user's environment; stream output and keep tails.
+
+    The environment is ringfence's own (the person's shell that runs ``run
+    --host`` or ``approve``), never a profile's env.pass/env.set. ``cwd_fd``: a
+    directory fd to run in instead of resolving ``cwd`` again. ``stdin``:
+    ``subprocess.DEVNULL`` for approval executors, which must not get the
+    person's terminal."""
     args = list(argv) if argv is not None else ["bash", "-c", "--", command]
+    where = cwd or None
+    fds: tuple[int, ...] = ()
+    if cwd_fd is not None:
+        where, fds = f"/proc/self/fd/{cwd_fd}", (cwd_fd,)
+    from ringfence.compiler.terminal import TermGuard, stdin_fd
+
+    # A host command given the terminal may leave it in any mode: put it back after.
+    term = TermGuard([stdin_fd(stdin)])
     try:
-        proc = subprocess.Popen(args, cwd=cwd or None, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
+        proc = subprocess.Popen(args, cwd=where, stdout=subprocess.PIPE, stdin=stdin,
+                                stderr=subprocess.PIPE, pass_fds=fds)
     except FileNotFoundError as exc:
         msg = f"ringfence: {args[0]}: command not found ({exc.strerror})\n".encode()
         streams.err.write(msg)
@@ -485,11 +525,14 @@ def exec_host(command: str, argv, cwd: str | None, streams: Streams) -> tuple[in
 
     threads = [threading.Thread(target=pump, args=(proc.stdout, streams.out, tails[1])),
                threading.Thread(target=pump, args=(proc.stderr, streams.err, tails[2]))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    code = proc.wait()
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        code = proc.wait()
+    finally:
+        term.restore()
     if code < 0:
         code = 128 - code   # killed by a signal: report it the way a shell does
     return code, bytes(tails[1]), bytes(tails[2])

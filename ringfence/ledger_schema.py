@@ -69,4 +69,13 @@ def _m4_prune_path(c: sqlite3.Connection) -> None:
     c.execute("CREATE INDEX IF NOT EXISTS approvals_run ON approvals(run_id)")
 
 
-MIGRATIONS = (_m1_runs, _m2_approvals, _m3_event_index, _m4_prune_path)
+def _m5_approval_identity(c: sqlite3.Connection) -> None:
+    # Issue 10 §5: an approval binds to the identity (st_dev:st_ino) of its working
+    # directory and workspace. Requests recorded before this have NULL here, and
+    # `approve` refuses them (it cannot tell whether the directory was swapped).
+    c.execute("ALTER TABLE approvals ADD COLUMN cwd_id TEXT")
+    c.execute("ALTER TABLE approvals ADD COLUMN workspace_id TEXT")
+
+
+MIGRATIONS = (_m1_runs, _m2_approvals, _m3_event_index, _m4_prune_path,
+              _m5_approval_identity)

@@ -6,11 +6,14 @@ modes:
 * ``inline_env=True`` (exports, ``profile compile --format bwrap``): the
   environment is written as ``--clearenv`` + ``--setenv`` so the argv runs
   on its own.
-* ``inline_env=False`` (execution): the executor hands bwrap exactly the final
-  environment instead, because ``--setenv VALUE`` would put passed values in
-  bwrap's command line, which other processes can read in /proc/PID/cmdline.
-  bwrap passes its environment to the sandbox unchanged, so the result is the
-  same.
+* ``inline_env=False`` (execution): no environment in the argv; the executor
+  writes :func:`env_args` (``--clearenv`` + ``--setenv``) into a memfd that
+  bwrap reads with ``--args FD``. Passed values stay out of bwrap's command
+  line (other processes read /proc/PID/cmdline), and out of bwrap's own
+  environment: bwrap runs on the HOST, so a profile's ``LD_PRELOAD`` (or any
+  other value) in its environment would run code outside every boundary.
+  bwrap applies ``--clearenv``/``--setenv`` to itself while parsing, after the
+  dynamic loader has run, so they reach only what it starts inside.
 
 With a proxy, the command is wrapped by the in-sandbox relay launcher
 (``compiler/relay.py``), which starts the 127.0.0.1 relay, then applies the
@@ -42,6 +45,14 @@ def final_env(spec: SandboxSpec, env: Mapping[str, str]) -> dict[str, str]:
             out[op.name] = op.value
         elif isinstance(op, PassEnv) and op.name in env:
             out[op.name] = env[op.name]
+    return out
+
+
+def env_args(spec: SandboxSpec, env: Mapping[str, str]) -> list[str]:
+    """``--clearenv`` and one ``--setenv`` per variable of :func:`final_env`."""
+    out = ["--clearenv"]
+    for name, value in final_env(spec, env).items():
+        out += ["--setenv", name, value]
     return out
 
 

@@ -209,4 +209,32 @@ RULES: tuple[Rule, ...] = (
             "`read_deny`."),
         bad="ln -s /etc/hostname .env; ringfence run -p strict -- true",
         good="echo s > real.env; ln -s real.env .env; ringfence run -p strict -- true"),
+    Rule(
+        code="RF620", name="terminal-control-strings-removed",
+        summary="control strings (OSC 52 clipboard, title, DCS) were removed from output to a terminal",
+        explanation=(
+            "A sandboxed command's output is relayed by ringfence. Written to a "
+            "terminal, some escape sequences act on the person's machine rather than "
+            "format text: OSC 52 writes the clipboard, OSC 0/2 set the window title, "
+            "DCS passes sequences through tmux. ringfence removes these control "
+            "strings (OSC, DCS, APC, PM, SOS) from what reaches a terminal and says "
+            "how many; colours and cursor movement pass unchanged, output to a file or "
+            "pipe is never touched, and the recorded output tails keep the raw bytes."),
+        bad=("script -qec \"ringfence run -p strict -- printf 'a\\033]52;c;cHduZWQ=\\007b'\" "
+             "/dev/null >&2"),
+        good="script -qec \"ringfence run -p strict -- printf 'a\\033[1mb'\" /dev/null >&2"),
+    Rule(
+        code="RF621", name="ca-bundle-hidden",
+        summary="a CA-bundle variable names a path the sandbox hides; it stays hidden",
+        explanation=(
+            "The CA-bundle variables (SSL_CERT_FILE, SSL_CERT_DIR, REQUESTS_CA_BUNDLE, "
+            "CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS, PIP_CERT, GIT_SSL_CAINFO) pass into "
+            "every sandbox, so TLS works behind an intercepting proxy. When one names a "
+            "file under a path the sandbox hides (its private /tmp, a read-denied "
+            "dir), ringfence binds that single file back read-only, but only when it "
+            "holds nothing but PEM certificates. A directory, or a file with anything "
+            "else in it (a private key), stays hidden: a variable must never become a "
+            "way around a read-deny. Point the variable at a certificate file."),
+        bad='SSL_CERT_DIR="$HOME/.ssh" ringfence run -p strict -- true',
+        good="SSL_CERT_DIR=/etc/ssl/certs ringfence run -p strict -- true"),
 )

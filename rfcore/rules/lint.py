@@ -154,10 +154,12 @@ RULES: tuple[Rule, ...] = (
             "may not turn the sandbox off, loosen `host` (deny < ask < escalate), open the "
             "network or add `network.allow` domains, allow AF_UNIX sockets, add writable "
             "paths, turn the private /tmp off, enable or move the tooling dir, pass more "
-            "environment variables or opt credentials in, raise or remove a limit, or add "
+            "environment variables or opt credentials in, set a variable that changes what "
+            "runs (`LD_PRELOAD`, `BASH_ENV`, `PATH`, `PYTHONPATH`, `NODE_OPTIONS`, ...: the "
+            "classifier's RF122 table), raise or remove a limit, or add "
             "`commands.allow` rules; an `extends` that brings any of these in is refused "
             "the same way. It may add read_deny, write_protect, network.deny and deny/ask "
-            "rules, lower limits and set env values. ringfence refuses to load a loosening "
+            "rules, lower limits and set other env values. ringfence refuses to load a loosening "
             "overlay (exit 125); put such settings in your user config."),
         bad='extends = "build"\n[commands]\nallow = ["npm run {test,build}"]\n',
         good='extends = "build"\n[commands]\ndeny = ["npm run deploy **"]\n',

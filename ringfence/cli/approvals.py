@@ -79,6 +79,8 @@ def _approvals_list(as_json: bool) -> None:
         grid.add_column(style="dim", no_wrap=True)
         grid.add_column(overflow="fold")
         grid.add_row("command", _text(a.command))
+        # Where it runs: the approval is bound to this very directory (its identity).
+        grid.add_row("cwd", _text(a.cwd or "-"))
         grid.add_row("needs", _text(caps))
         for n, r in enumerate(a.reasons):
             # Escaped one by one: the layout is ours, not the command's.

@@ -27,6 +27,7 @@ def main(argv: list[str]) -> int:
 USAGE = """\
 usage: ringfence run [-p|--profile P] [-w|--workspace DIR] [--host]
                      [--session S] [--sandbox on|off] [--timeout SECONDS]
+                     [--no-stdin]
                      (-c 'STRING' | [--] ARGV...)
 
 Run a command inside the sandbox compiled from a profile, or ask to run it on
@@ -40,6 +41,8 @@ options:
   --session S            session for grants (default: $RINGFENCE_SESSION)
   --sandbox on|off       off = profile 'host': full host access, recorded
   --timeout SECONDS      kill the whole sandbox after SECONDS (0 < s <= 604800)
+  --no-stdin             the command reads /dev/null, not this terminal (for
+                         callers that are not a person; hook --wrap sets it)
   -c 'STRING'            run STRING with bash inside the sandbox
 
 examples:
@@ -65,7 +68,7 @@ def parse_run_args(argv: list[str]) -> dict:
 
     opts: dict[str, Any] = {"profile": None, "workspace": None, "host": False,
                             "session": None, "sandbox": "on", "timeout": None,
-                            "command": None, "argv": None, "help": False}
+                            "command": None, "argv": None, "help": False, "no_stdin": False}
     takes = {"--profile": "profile", "-p": "profile", "--workspace": "workspace",
              "-w": "workspace", "--session": "session", "--sandbox": "sandbox",
              "--timeout": "timeout", "-c": "command"}
@@ -79,6 +82,8 @@ def parse_run_args(argv: list[str]) -> dict:
             opts["help"] = True
         elif a == "--host":
             opts["host"] = True
+        elif a == "--no-stdin":
+            opts["no_stdin"] = True
         elif a.split("=", 1)[0] in takes:
             name, eq, value = a.partition("=")
             if not eq:
@@ -164,7 +169,7 @@ def main_run(argv_list: list[str], *, deps: Deps | None = None, ledger: Ledger |
     req = Request(profile=profile, command=opts["command"],
                   argv=tuple(opts["argv"]) if opts["argv"] else None, workspace=workspace,
                   cwd=os.getcwd(), host=opts["host"], session=session,
-                  timeout=opts["timeout"])
+                  timeout=opts["timeout"], interactive=not opts["no_stdin"])
     own = ledger is None
     ledger = ledger or Ledger(env=env)
     try:

@@ -75,7 +75,8 @@ def self_invocation() -> list[str]:
 def wrap_command(command: str, profile, session: str | None,
                  prog: list[str] | None = None) -> str:
     """The same command run under `ringfence run`; bash reads it back exactly."""
-    parts = [*(prog or ["ringfence"]), "run", "--profile", profile_ref(profile)]
+    # --no-stdin: the wrapped command is an agent's, not a person's at a terminal.
+    parts = [*(prog or ["ringfence"]), "run", "--no-stdin", "--profile", profile_ref(profile)]
     if session:
         parts += ["--session", session]
     return shlex.join(parts + ["-c", command])

@@ -87,8 +87,9 @@ class FakeRunner:
     calls: list = field(default_factory=list)
 
     def __call__(self, argv=None, *, command=None, profile=None, workspace=None, timeout=None,
-                 grants=frozenset(), out=None, err=None):
+                 grants=frozenset(), out=None, err=None, stdin=None):
         self.calls.append((argv, command, profile.name, workspace, grants))
+        self.stdin = stdin
         if self.raises:
             raise self.raises
         return type("R", (), {"exit_code": self.exit_code, "stdout_tail": "sandbox out",
@@ -305,11 +306,14 @@ def test_concurrent_approve_from_two_processes_executes_once(env):
         from ringfence import governor as G
         from ringfence.ledger import Ledger
         from ringfence.rfcore.errors import ApprovalError
+        from tests.ringfence.test_governor import BUILD
         led = Ledger(sys.argv[1])
+        deps = G.default_deps()
+        deps.load_profile = lambda name, workspace=None: BUILD   # the request's profile
         while not os.path.exists(sys.argv[3]):
             time.sleep(0.001)
         try:
-            sys.exit(G.approve(sys.argv[2], ledger=led))
+            sys.exit(G.approve(sys.argv[2], ledger=led, deps=deps))
         except ApprovalError as e:
             print(e, file=sys.stderr)
             sys.exit(e.exit_code)

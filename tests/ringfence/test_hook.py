@@ -132,12 +132,14 @@ def test_wrapped_command_round_trips_through_bash(tmp_path, command):
     r = subprocess.run(["bash", "-c", wrapped], capture_output=True, timeout=30,
                        env=dict(os.environ, PATH=f"{tmp_path}:{os.environ['PATH']}"))
     args = r.stdout.decode().split("\0")[:-1]
-    assert args == ["run", "--profile", "build", "--session", "claude-abc123", "-c", command]
+    assert args == ["run", "--no-stdin", "--profile", "build", "--session", "claude-abc123",
+                    "-c", command]
 
 
 def test_wrap_uses_the_profile_file_path_for_custom_profiles():
     prof = Profile(name="mine", source="/p/my profile.toml")
-    assert cc.wrap_command("ls", prof, None) == "ringfence run --profile '/p/my profile.toml' -c ls"
+    assert cc.wrap_command("ls", prof, None) == (
+        "ringfence run --no-stdin --profile '/p/my profile.toml' -c ls")
 
 
 def test_session_naming():
@@ -235,7 +237,7 @@ def test_wrap_judges_in_the_sandbox_context(home):
         out = answer(hook(json.dumps(payload(cmd)), "--profile", prof, "--wrap"))
         assert out["permissionDecision"] == "allow", (prof, out)
         assert out["updatedInput"]["command"].startswith(
-            shlex.join([sys.executable, "-m", "ringfence", "run", "--profile"]))
+            shlex.join([sys.executable, "-m", "ringfence", "run", "--no-stdin", "--profile"]))
     push = answer(hook(json.dumps(payload("git push origin main")), "--profile", "build", "--wrap"))
     assert push["permissionDecision"] == "ask"
     denied = answer(hook(json.dumps(payload("git push origin main")), "--profile", "strict", "--wrap"))

@@ -1,0 +1,84 @@
+"""Reap the sandbox's init, which bwrap leaves behind (issue 10 §8).
+
+bwrap's outer process exits as soon as its init reports the command's exit
+status, without waiting for that init: the init then exits an instant later as
+an orphan, reparented to pid 1 (``[bwrap] <defunct>``). Under an init that never
+reaps (a container without ``--init``) those pile up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+
+class Subreaper:
+    """For one run: ringfence is a child subreaper and reaps the sandbox's init.
+
+    For the run, ringfence is a child subreaper, so the orphan comes to it, and it waits for
+    exactly that pid (``child-pid`` on the json-status fd), never for any other
+    child. The init reaps everything else in its pid namespace as it dies. The
+    previous subreaper setting is restored afterwards.
+    """
+
+    PR_SET, PR_GET = 36, 37      # PR_SET_CHILD_SUBREAPER, PR_GET_CHILD_SUBREAPER
+
+    def __init__(self) -> None:
+        import ctypes
+
+        self._ctypes = ctypes
+        self._libc = ctypes.CDLL(None, use_errno=True)
+        prev = ctypes.c_int(0)
+        self._libc.prctl(self.PR_GET, ctypes.byref(prev), 0, 0, 0)
+        self._prev = prev.value
+        self._on = self._prev != 0 or self._libc.prctl(self.PR_SET, 1, 0, 0, 0) == 0
+
+    def release(self) -> None:
+        if self._on and not self._prev:
+            self._libc.prctl(self.PR_SET, 0, 0, 0, 0)
+        self._on = False
+
+    def reap(self, pid: int | None) -> None:
+        try:
+            if pid is not None and self._on:
+                _reap(pid)
+        finally:
+            self.release()
+
+
+def _reap(pid: int, grace: float = 5.0) -> None:
+    """Wait for ``pid`` if it is our child; SIGKILL it after ``grace`` seconds.
+
+    Only a pid that waitpid says is our own, not yet reaped child is ever
+    signalled, so a recycled pid can never be hit.
+    """
+    end = time.monotonic() + grace
+    while True:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return              # reaped by bwrap itself, or never ours
+        if done:
+            return
+        if time.monotonic() >= end:
+            os.kill(pid, signal.SIGKILL)
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+            return
+        time.sleep(0.002)
+
+
+def child_pid(status: bytes) -> int | None:
+    """The host pid of the sandbox's init, from bwrap's json-status fd."""
+    for line in status.decode("utf-8", "replace").splitlines():
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("child-pid"), int):
+            return doc["child-pid"]
+    return None
