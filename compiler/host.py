@@ -269,10 +269,8 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
     facts = HostFacts(
         uid=uid, gid=gid, home=os.path.abspath(home), arch=os.uname().machine,
         python=_relay_python(), python_prefix=os.path.realpath(sys.base_prefix),
-        bwrap=bwrap, env_names=tuple(sorted(env)),
-        private_dirs=private_dirs(env), mask_cache=pattern_cache_dir(env),
         bwrap=bwrap, env_names=tuple(sorted(env)), ca_files=ca_files(env),
-        private_dirs=private_dirs(env),
+        private_dirs=private_dirs(env), mask_cache=pattern_cache_dir(env),
         seccomp=_seccomp_in_kernel(), userns=plausible if uid != 0 else True,
         userns_detail=detail, apparmor_userns_restricted=restricted)
     if not full:
