@@ -278,7 +278,10 @@ def _unwrap(words: tuple[Word, ...], facts: list[Fact], env: list[tuple[str, Wor
                 return words[i:]
             # `time`/`exec`/`command`/`builtin`/`nohup` alone run nothing here;
             # launched by find or watch, the wrapper itself is what runs. `env`
-            # alone prints the environment; `sudo` alone is still sudo.
+            # alone prints the environment; `sudo` alone is still sudo, and
+            # `sudo -i`, `doas -s`, bare `pkexec`/`run0` escalate with no program.
+            if spec.fact == "escalation":
+                facts.append(Fact(spec.fact, w.span, name, w))
             if name in ("exec", "time", "command", "builtin", "nohup", "coproc") \
                     and not launched_by:
                 if spec.fact:

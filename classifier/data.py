@@ -12,26 +12,22 @@ a short-option cluster, or text after ``=``); every other option is a flag.
 An unknown option is assumed to be a flag: if it really took a value we would
 mistake that value for the program, which yields a new (unapproved) key or a
 one-time finding, never a wider grant.
+
+Split by family to stay small: option specs (optspec.py), shells and
+interpreters (data_interp.py), RF113/RF130 tables (data_exec.py) and filters
+(data_filters.py) live in their own modules and are re-exported here; the
+RF131-RF133 option-effects table is effects_data.py.
 """
 
 
 import re
-from functools import lru_cache
 from typing import NamedTuple
 
 # RF122's table of assignments that change what runs is shared with the
 # workspace-overlay rule (RF513): rfcore/execvars.py.
 from ringfence.rfcore.execvars import (EXEC_VAR_PREFIXES, EXEC_VAR_SUFFIXES,  # noqa: F401
                                        EXEC_VARS, GIT_SAFE_VARS, exec_var)
-
-
-class Opts(NamedTuple):
-    value: frozenset[str] = frozenset()       # '-n', '--lines' (take one value)
-    value2: frozenset[str] = frozenset()      # options that take two values (jq --arg)
-
-
-def opts(*value: str, value2: tuple[str, ...] = ()) -> Opts:
-    return Opts(frozenset(value), frozenset(value2))
+from .optspec import Opts, opts  # noqa: F401
 
 
 # --- transparent wrappers ----------------------------------------------------
@@ -101,80 +97,22 @@ SHELL_LAUNCHERS: dict[str, frozenset[str] | None] = {
     "flock": frozenset({"-c", "--command"}),
 }
 
-ESCALATION = frozenset({"sudo", "doas", "su", "pkexec", "run0"})
-
-# --- shells and interpreters -------------------------------------------------
-
-
-class Interp(NamedTuple):
-    kind: str                                  # 'shell' or 'interpreter'
-    inline_letters: str = ""                   # short letters meaning "code follows"
-    inline_long: frozenset[str] = frozenset()  # exact long options meaning "code follows"
-    value_letters: str = ""                    # short letters taking a value (attached or next)
-    attached_letters: str = ""                 # short letters eating the rest of the cluster only
-    digit_letters: str = ""                    # short letters followed by optional digits (-l0)
-    value_long: frozenset[str] = frozenset()
-    stop_letters: str = ""                     # -m module: the rest is the program's
-    info: frozenset[str] = frozenset({"--version", "--help"})
-    inline_subcommands: frozenset[str] = frozenset()   # deno eval
-    case_insensitive_prefix: tuple[str, ...] = ()       # pwsh -Command / -EncodedCommand
-
-
-_SHELL = Interp("shell", inline_letters="c", value_letters="oO",
-                value_long=frozenset({"--rcfile", "--init-file"}),
-                info=frozenset({"--version", "--help"}))
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "rbash", "fish",
-                    "tcsh", "csh", "busybox", "toybox"})
-
-INTERPRETERS: dict[str, Interp] = {
-    "python": Interp("interpreter", inline_letters="c", value_letters="WX", stop_letters="m",
-                     info=frozenset({"-V", "--version", "-h", "--help"})),
-    "node": Interp("interpreter", inline_letters="ep",
-                   inline_long=frozenset({"--eval", "--print"}), value_letters="rC",
-                   value_long=frozenset({"--require", "--import", "--loader", "--input-type",
-                                         "--experimental-loader", "--conditions", "--env-file"}),
-                   info=frozenset({"-v", "--version", "-h", "--help"})),
-    "bun": Interp("interpreter", inline_letters="ep", inline_long=frozenset({"--eval", "--print"}),
-                  info=frozenset({"-v", "--version", "-h", "--help"})),
-    "deno": Interp("interpreter", inline_subcommands=frozenset({"eval"}),
-                   info=frozenset({"-V", "--version", "-h", "--help"})),
-    # perl -le: -l takes only optional digits, so the `e` after it is still -e
-    "perl": Interp("interpreter", inline_letters="eE", attached_letters="CdDFiImMx",
-                   digit_letters="0l", info=frozenset({"-v", "-V", "--version", "-h", "--help"})),
-    "ruby": Interp("interpreter", inline_letters="e", value_letters="IrCE",
-                   attached_letters="xFKTW", digit_letters="0", info=frozenset({"-v", "--version", "-h", "--help"})),
-    "php": Interp("interpreter", inline_letters="rRBEd", value_letters="cfzSt",
-                  info=frozenset({"-v", "--version", "-h", "--help", "-i", "-m"})),
-    "lua": Interp("interpreter", inline_letters="e", value_letters="l",
-                  info=frozenset({"-v"})),
-    "Rscript": Interp("interpreter", inline_letters="e", info=frozenset({"--version", "--help"})),
-    "R": Interp("interpreter", inline_letters="e", info=frozenset({"--version", "--help"})),
-    "osascript": Interp("interpreter", inline_letters="e", value_letters="ls"),
-    "pwsh": Interp("interpreter", case_insensitive_prefix=("-command", "-encodedcommand", "-ec"),
-                   info=frozenset({"-v", "-version", "--version", "-h", "-help", "--help"})),
-    "julia": Interp("interpreter", inline_letters="eE", info=frozenset({"-v", "--version"})),
-    "expect": Interp("interpreter", inline_letters="c", value_letters="f"),
-    "elixir": Interp("interpreter", inline_letters="e", info=frozenset({"-v", "--version"})),
+# Privilege escalation in every form, one family (RF123): the wrappers above
+# (sudo, doas, pkexec, run0: with or without a program, `sudo -i`, bare `sudo`)
+# and su (SHELL_LAUNCHERS), plus these, by name -> the subcommands that
+# escalate (None: every use). Sources: sudoedit = sudo -e (sudo(8)); runuser(1),
+# setpriv(1), nsenter(1), chroot(8) (needs root), sg(1)/newgrp(1) (run with
+# another group), capsh(1), ksu(1), machinectl(1) shell/login, systemd-run(1)
+# (runs a command as a transient service of the system manager, by default root).
+ESCALATION: dict[str, frozenset[str] | None] = {
+    "sudoedit": None, "runuser": None, "setpriv": None, "nsenter": None, "chroot": None,
+    "sg": None, "newgrp": None, "capsh": None, "ksu": None, "calife": None, "please": None,
+    "systemd-run": None, "machinectl": frozenset({"shell", "login"}),
 }
-INTERPRETER_ALIASES = {"nodejs": "node", "luajit": "lua", "powershell": "pwsh",
-                       "pypy": "python", "pypy3": "python", "gawk": "awk"}
-_PYTHON_NAME = re.compile(r"python[0-9.]*|pypy[0-9.]*")
-_LUA_NAME = re.compile(r"lua[0-9.]*|luajit")
 
-
-@lru_cache(maxsize=4096)
-def interp_for(name: str) -> tuple[str, Interp] | None:
-    """The shell/interpreter row for a program basename, if any."""
-    if name in SHELLS:
-        return name, _SHELL
-    if _PYTHON_NAME.fullmatch(name):
-        return "python", INTERPRETERS["python"]
-    if _LUA_NAME.fullmatch(name):
-        return "lua", INTERPRETERS["lua"]
-    base = INTERPRETER_ALIASES.get(name, name)
-    row = INTERPRETERS.get(base)
-    return (base, row) if row else None
-
+from .data_interp import (  # noqa: E402,F401  (re-exported: callers use data.X)
+    Interp, SHELLS, INTERPRETERS, INTERPRETER_ALIASES, interp_for,
+)
 
 # --- multiplexers: the key includes the subcommand ---------------------------
 
@@ -251,6 +189,10 @@ MULTIPLEXERS: dict[str, Multiplexer] = {
                                   "--property", "-s", "--signal", "--state", "-n", "--lines",
                                   "-o", "--output", "--root")),
     "brew": Multiplexer(levels=2, groups=frozenset({"services", "bundle"})),
+    # ringfence's own read-only commands are keyed like any multiplexer (`ringfence
+    # ledger list`); the ones that approve or leave the sandbox are RF134 (selfcontrol.py)
+    "ringfence": Multiplexer(levels=2, groups=frozenset({"ledger", "approvals", "grants",
+                                                        "profile"})),
 }
 MULTIPLEXER_ALIASES = {"pip3": "pip"}
 SUBCOMMAND_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.:-]*")
@@ -275,115 +217,10 @@ PACKAGE_RUNNERS: dict[str, Opts] = {
     "pnpx": opts("-p", "--package"),
 }
 
-# --- tools whose options execute code (RF113) ---------------------------------
-# (program, option) -> why. A prefix ending in '=' also matches `--opt=value`.
-EXEC_OPTIONS: dict[str, dict[str, str]] = {
-    "tar": {"--to-command": "runs a command for every member",
-            "--checkpoint-action": "runs an action (exec=...) at checkpoints",
-            "--use-compress-program": "runs the given compressor program",
-            "-I": "runs the given compressor program",
-            "--info-script": "runs a script at volume changes",
-            "-F": "runs a script at volume changes",
-            "--new-volume-script": "runs a script at volume changes"},
-    "rsync": {"-e": "runs the given remote shell", "--rsh": "runs the given remote shell",
-              "--rsync-path": "runs the given program on the remote side"},
-    "rg": {"--pre": "runs a preprocessor program on every file"},
-    "npm": {"-c": "runs a shell string (npm exec -c)", "--call": "runs a shell string"},
-    "npx": {"-c": "runs a shell string", "--call": "runs a shell string"},
-    "vim": {"-c": "runs an ex command", "--cmd": "runs an ex command", "-S": "sources a script"},
-    "nvim": {"-c": "runs an ex command", "--cmd": "runs an ex command", "-S": "sources a script"},
-    "vi": {"-c": "runs an ex command", "--cmd": "runs an ex command"},
-    "zip": {"-TT": "runs the given test command", "--unzip-command": "runs the given command"},
-    "man": {"-P": "uses the given program as pager", "--pager": "uses the given pager",
-            "-H": "runs the given browser", "--html": "runs the given browser"},
-    # ssh-family -o is judged by its value (EXEC_OPTION_VALUES)
-    "ssh": {"-o": ""}, "scp": {"-o": "", "-S": "runs the given program as ssh"},
-    "sftp": {"-o": "", "-S": "runs the given program as ssh"},
-}
-# Options that run a command only for some values (ssh -o ProxyCommand=...).
-EXEC_OPTION_VALUES: dict[str, tuple[frozenset[str], re.Pattern]] = {
-    name: (frozenset({"-o"}), re.compile(r"(?i)^\s*(proxycommand|localcommand|"
-                                         r"permitlocalcommand|knownhostscommand|proxyjump)"))
-    for name in ("ssh", "scp", "sftp")
-}
-
-# Options that run a command, matched after GNU long-option prefixes are read
-# as getopt_long reads them (`sort --compress=sh` is `--compress-program=sh`).
-# A prefix is resolved against the table's own long options plus these, every
-# long option of the program that matters for ambiguity (`sort --c` is
-# ambiguous with `--check`, so sort refuses it) or that is itself a prefix of
-# an exec option (`tar --checkpoint` is not `--checkpoint-action`).
-EXEC_LONGS: dict[str, frozenset[str]] = {
-    "sort": frozenset({"--batch-size", "--buffer-size", "--check", "--compress-program",
-                       "--debug", "--dictionary-order", "--field-separator", "--files0-from",
-                       "--general-numeric-sort", "--help", "--human-numeric-sort",
-                       "--ignore-case", "--ignore-leading-blanks", "--ignore-nonprinting",
-                       "--key", "--merge", "--month-sort", "--numeric-sort", "--output",
-                       "--parallel", "--random-sort", "--random-source", "--reverse", "--sort",
-                       "--stable", "--temporary-directory", "--unique", "--version",
-                       "--version-sort", "--zero-terminated"}),
-    "split": frozenset({"--additional-suffix", "--bytes", "--elide-empty-files", "--filter",
-                        "--help", "--hex-suffixes", "--line-bytes", "--lines", "--number",
-                        "--numeric-suffixes", "--separator", "--suffix-length", "--unbuffered",
-                        "--verbose", "--version"}),
-    "tar": frozenset({"--checkpoint", "--check-device", "--check-links", "--to-stdout",
-                      "--totals", "--newer", "--newer-mtime", "--usage"}),
-}
-EXEC_OPTIONS["sort"] = {"--compress-program": "runs the given program to compress temporary "
-                                              "files (`sh` would run the data as a script)"}
-EXEC_OPTIONS["split"] = {"--filter": "runs a shell command for every output piece"}
-
-# --- programs whose own options or operands write files (RF130) -----------------
-
-
-class Writer(NamedTuple):
-    opts: Opts = Opts()                      # options that take a value (to find operands)
-    longs: frozenset[str] = frozenset()      # every long option: getopt_long takes prefixes
-    writes: frozenset[str] = frozenset()     # options whose value is a file it writes
-    bare_writes: frozenset[str] = frozenset()  # options that write a default file (gawk -p)
-    operand: int = -1                        # this operand (from 0) is an output file (uniq)
-    all_operands: bool = False               # every operand is written (tee)
-    always: str = ""                         # writes files whenever it runs (split, csplit)
-    unless: frozenset[str] = frozenset()     # options that send the output elsewhere instead
-    stop_opts: frozenset[str] = frozenset({"--help", "--version"})   # runs nothing else
-
-
-_AWK_WRITES = frozenset({"-o", "--pretty-print", "-p", "--profile", "-d", "--dump-variables"})
-WRITERS: dict[str, Writer] = {
-    # sort -o FILE / --output=FILE (also `-uoFILE`, `--out=FILE`)
-    "sort": Writer(opts("-k", "-o", "-S", "-t", "-T", "-y", "--key", "--output", "--buffer-size",
-                        "--field-separator", "--temporary-directory", "--parallel",
-                        "--batch-size", "--compress-program", "--files0-from",
-                        "--random-source", "--sort"),
-                   longs=EXEC_LONGS["sort"], writes=frozenset({"-o", "--output"})),
-    # uniq [INPUT [OUTPUT]]: the second operand is written ("-" is stdout)
-    "uniq": Writer(opts("-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"),
-                   longs=frozenset({"--all-repeated", "--check-chars", "--count", "--group",
-                                    "--help", "--ignore-case", "--repeated", "--skip-chars",
-                                    "--skip-fields", "--unique", "--version",
-                                    "--zero-terminated"}), operand=1),
-    # tee FILE...: every operand is written (GNU tee does not treat "-" specially)
-    "tee": Writer(longs=frozenset({"--append", "--help", "--ignore-interrupts",
-                                   "--output-error", "--version"}), all_operands=True),
-    # base64 -o FILE: BSD/macOS (GNU base64 rejects -o; being wrong here costs one approval)
-    "base64": Writer(opts("-w", "--wrap", "-b", "--break", "-o", "--output", "--input"),
-                     writes=frozenset({"-o", "--output"})),
-    "split": Writer(opts("-a", "-b", "-C", "-l", "-n", "-t", "--suffix-length", "--bytes",
-                         "--line-bytes", "--lines", "--number", "--separator",
-                         "--additional-suffix", "--filter", "--numeric-suffixes",
-                         "--hex-suffixes"),
-                    longs=EXEC_LONGS["split"], always="writes its input into new files "
-                    "(xaa, xab, ... or PREFIXaa, ...)", unless=frozenset({"--filter"})),
-    "csplit": Writer(always="writes the pieces of its input into new files (xx00, xx01, ...)"),
-    # gawk: -o/-p/-d write a pretty-printed program, a profile or a variable dump
-    # (to awkprof.out / awkvars.out, or the attached file name)
-    "awk": Writer(opts("-F", "-v", "-e", "-f", "-i", "-l", "-E", "-W", "--field-separator",
-                       "--assign", "--source", "--file", "--include", "--load", "--exec"),
-                  longs=_AWK_WRITES | frozenset({"--field-separator", "--assign", "--source",
-                                                 "--file", "--include", "--load", "--exec"}),
-                  writes=_AWK_WRITES, bare_writes=_AWK_WRITES),
-}
-WRITER_ALIASES = {"gawk": "awk", "mawk": "awk", "nawk": "awk"}
+from .data_exec import (  # noqa: E402,F401  (re-exported: callers use data.X)
+    EXEC_OPTIONS, EXEC_OPTION_VALUES, EXEC_LONGS, Writer, WRITERS,
+    WRITER_ALIASES,
+)
 
 # Builtins that assign the variables named in their arguments (RF122).
 ASSIGNING_BUILTINS: dict[str, Opts] = {
@@ -413,72 +250,10 @@ GIT_EXEC_SUB: dict[str, frozenset[str]] = {
 # Word-shaped triggers: `vim +cmd`, `less +!cmd`.
 PLUS_COMMAND = frozenset({"vim", "nvim", "vi", "less", "more", "ex", "view"})
 
-# --- filters that are decoration as non-first pipeline stages -----------------
-
-
-class Filter(NamedTuple):
-    opts: Opts = Opts()
-    deny: frozenset[str] = frozenset()       # options that disqualify (write, exec, read files)
-    deny_letters: str = ""                   # short letters that disqualify inside clusters
-    operands: int = 0                        # positional words allowed when reading stdin
-    operand_opts: frozenset[str] = frozenset()   # giving one of these uses up the operand
-    checker: str = ""                        # 'sed' / 'awk' / 'tee': program text check
-
-
-FILTERS: dict[str, Filter] = {
-    "head": Filter(opts("-n", "-c", "--lines", "--bytes")),
-    "tail": Filter(opts("-n", "-c", "--lines", "--bytes", "-s", "--sleep-interval", "--pid",
-                        "--max-unchanged-stats")),
-    "grep": Filter(opts("-e", "-m", "-A", "-B", "-C", "--regexp", "--max-count",
-                        "--after-context", "--before-context", "--context", "--label",
-                        "--binary-files", "-D", "--devices"),
-                   deny=frozenset({"-r", "-R", "--recursive", "--dereference-recursive", "-f",
-                                   "--file", "-d", "--directories", "--include", "--exclude",
-                                   "--exclude-dir", "--exclude-from"}),
-                   deny_letters="rRfd", operands=1, operand_opts=frozenset({"-e", "--regexp"})),
-    "wc": Filter(deny=frozenset({"--files0-from"})),
-    "sort": Filter(opts("-k", "-t", "-S", "-T", "--key", "--field-separator", "--buffer-size",
-                        "--temporary-directory", "--parallel", "--batch-size"),
-                   deny=frozenset({"-o", "--output", "--compress-program", "--files0-from",
-                                   "--random-source"}), deny_letters="o"),
-    "uniq": Filter(opts("-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars")),
-    "cut": Filter(opts("-b", "-c", "-d", "-f", "--bytes", "--characters", "--delimiter",
-                       "--fields", "--output-delimiter")),
-    "tr": Filter(operands=2),
-    "cat": Filter(),
-    "tac": Filter(opts("-s", "--separator")),
-    "nl": Filter(opts("-b", "-d", "-f", "-h", "-i", "-l", "-n", "-s", "-v", "-w",
-                      "--body-numbering", "--section-delimiter", "--footer-numbering",
-                      "--header-numbering", "--line-increment", "--join-blank-lines",
-                      "--number-format", "--number-separator", "--starting-line-number",
-                      "--number-width")),
-    "column": Filter(opts("-c", "-s", "-o", "-N", "-R", "-H", "-W", "-E", "-O", "-d", "-r",
-                          "--output-width", "--separator", "--output-separator",
-                          "--table-columns", "--table-right", "--table-hide", "--table-wrap")),
-    "fold": Filter(opts("-w", "--width")),
-    "rev": Filter(),
-    "jq": Filter(opts("--indent", value2=("--arg", "--argjson")),
-                 deny=frozenset({"-f", "--from-file", "--slurpfile", "--rawfile", "-L",
-                                 "--args", "--jsonargs"}), operands=1, checker="jq"),
-    "base64": Filter(opts("-w", "--wrap"), deny=frozenset({"-o", "--output", "-i", "--input"})),
-    "sed": Filter(opts("-e", "-l", "--expression", "--line-length"),
-                  deny=frozenset({"-i", "--in-place", "-f", "--file", "-s", "--separate"}),
-                  deny_letters="if", operands=1,
-                  operand_opts=frozenset({"-e", "--expression"}), checker="sed"),
-    "awk": Filter(opts("-F", "-v", "-e", "--field-separator", "--assign", "--source"),
-                  deny=frozenset({"-f", "--file", "-i", "--include", "-l", "--load", "-E",
-                                  "--exec", "-o", "--pretty-print", "-p", "--profile", "-d",
-                                  "--dump-variables"}),
-                  deny_letters="filEopd", operands=1,
-                  operand_opts=frozenset({"-e", "--source"}), checker="awk"),
-    "tee": Filter(checker="tee"),
-}
-FILTER_ALIASES = {"egrep": "grep", "fgrep": "grep", "gawk": "awk", "mawk": "awk",
-                  "nawk": "awk", "gsed": "sed"}
-AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
-SEDS = frozenset({"sed", "gsed"})
-STD_STREAMS = frozenset({"/dev/stdout", "/dev/stderr"})
-TEE_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+from .data_filters import (  # noqa: E402,F401  (re-exported: callers use data.X)
+    Filter, FILTERS, FILTER_ALIASES, AWKS, SEDS,
+    STD_STREAMS, TEE_SINKS,
+)
 
 # --- helpers: harmless when every word is literal (RF306) ----------------------
 HELPERS = frozenset({"cd", "pushd", "popd", "echo", "printf", "true", "false", ":", "pwd",

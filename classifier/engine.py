@@ -12,14 +12,15 @@ from ringfence.rfcore.rules import REGISTRY
 from .analysis import analyze
 from .parse import parse
 from .rules import Context, triggers
-from .rules import capability, decoration, onetime, values
+from .rules import capability, decoration, effects, onetime, values
 from .rules import parse as parse_rules
 from .verdict import Decoration, Finding, Verdict
 
 # Checks in the order they must run: decoration marks what it strips before
 # the one-time family looks at redirects and the capability family builds keys.
 _DECORATION = decoration.CHECKS
-_FINDINGS = parse_rules.CHECKS + onetime.CHECKS + values.CHECKS + capability.CHECKS
+_FINDINGS = (parse_rules.CHECKS + onetime.CHECKS + values.CHECKS + effects.CHECKS
+             + capability.CHECKS)
 _FORCING = ("RF0", "RF1")
 
 

@@ -112,9 +112,13 @@ HIDES_PROGRAMS = frozenset({
     "RF004",            # substitution in an unquoted heredoc body
     "RF109", "RF110", "RF111", "RF112", "RF113",   # options that run commands
     "RF114", "RF115",   # launchers that hand over to a shell
+    "RF133",            # options that run another program (nc -e, git grep -O, ...)
     "RF118", "RF119", "RF121", "RF127",            # source, alias, trap, dynamic subcommand
     "RF143",            # a command stored as text in a value evaluated as code
 })
+# ringfence's own commands that approve, deny, grant, revoke, change the profile
+# or run on the host (classifier/selfcontrol.py): denied outright, everywhere.
+PERSON_ONLY = frozenset({"RF134"})
 INLINE_SHELL = frozenset({"RF107", "RF117"})       # classified recursively when literal
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish"})
 _MAX_DEPTH = 4
@@ -185,6 +189,12 @@ def decide(verdict: Verdict, profile: Profile, *, grants: frozenset[str] = froze
     """Decide what happens to ``verdict`` under ``profile`` (see module docstring)."""
     if context not in ("host", "sandbox"):
         raise ValueError(f"unknown gate context {context!r}")
+    never = [f for f in verdict.findings if f.code in PERSON_ONLY]
+    if never:
+        # Approving is a person's act: no profile, grant, rule or context lets an
+        # agent's command approve, grant, change the profile or leave the sandbox.
+        return Decision("deny", tuple(f"{f.code} {f.message}" for f in never) + (
+            "approve it yourself in a terminal, outside the agent, if you mean it",))
     rules: tuple[tuple[CommandRule, Compiled], ...] = compiled_rules(profile)
     caps = verdict.capabilities
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..data import NETWORK_PATH
+from ..effects import option_effects
+from ..effects_data import PROGRAMS as _EFFECT_PROGRAMS
 from ..verdict import Capability
 from . import Context, Hit, always, facts, redirects
 
@@ -68,6 +70,9 @@ def capabilities(ctx: Context) -> list[Capability]:
     for inv in _counted(ctx):
         cmd = ctx.command(inv)
         effects = tuple(f"read:{t}" for _, t in _reads(ctx, inv.index))
+        if inv.name in _EFFECT_PROGRAMS:
+            # what its own options make it do beyond its key (RF131-RF133)
+            effects += tuple(dict.fromkeys(e.effect for e in option_effects(inv)))
         out.append(Capability(inv.key, inv.argv[0].value, tuple(w.value for w in inv.argv),
                               cmd.span, effects))
     return out

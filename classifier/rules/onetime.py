@@ -314,7 +314,13 @@ def exec_assignment(ctx: Context) -> Iterable[Hit]:
 
 
 def escalation(ctx: Context) -> Iterable[Hit]:
-    return _facts(ctx, "escalation", "`{detail}` runs a command with other privileges")
+    yield from _facts(ctx, "escalation", "`{detail}` runs a command with other privileges")
+    for inv in ctx.invocations:
+        if inv.name not in data.ESCALATION or not inv.argv:
+            continue
+        subs = data.ESCALATION[inv.name]
+        if subs is None or any(w.static and w.value in subs for w in inv.argv[1:3]):
+            yield inv.argv[0].span, f"`{inv.name}` runs a command with other privileges"
 
 
 def background(ctx: Context) -> Iterable[Hit]:
@@ -381,7 +387,7 @@ CHECKS = (
     ("RF121", trap, _BUILTINS),
     ("RF122", exec_assignment,
      assignments + declarations + names(data.ASSIGNING_BUILTINS)),
-    ("RF123", escalation, facts("escalation")),
+    ("RF123", escalation, facts("escalation") + names(data.ESCALATION)),
     ("RF124", background, constructs("background")),
     ("RF125", coproc, facts("coproc")),
     ("RF126", detach, facts("detach") + names({"disown"})),

@@ -42,10 +42,10 @@ class Rule:
 
 
 def _load() -> dict[str, Rule]:
-    from . import backend, capability, decoration, lint, onetime, parse
+    from . import backend, capability, decoration, effects, lint, onetime, parse
 
     registry: dict[str, Rule] = {}
-    for module in (parse, onetime, capability, decoration, lint, backend):
+    for module in (parse, onetime, effects, capability, decoration, lint, backend):
         for rule in module.RULES:
             if rule.code in registry:
                 raise AssertionError(f"duplicate rule code {rule.code}")

@@ -108,7 +108,11 @@ RULES: tuple[Rule, ...] = (
        "by a builtin that assigns (`read PATH`, `printf -v PATH`, a `declare -n` nameref).",
        bad="PATH=/tmp/evil:$PATH git status", good="LANG=C git status"),
     _r("RF123", "privilege-escalation", "The command runs with other privileges.",
-       "sudo, doas, su, pkexec and run0 cross a privilege boundary; never a standing grant.",
+       "sudo, doas, su, pkexec and run0 cross a privilege boundary, with a program or "
+       "without one (`sudo -i`, `sudo -s`, bare `sudo`, `doas -s`, `su -`, bare `pkexec` or "
+       "`run0`), and so do sudoedit, runuser, setpriv, nsenter, chroot, sg, newgrp, capsh, "
+       "ksu, systemd-run and `machinectl shell`/`login`: one family mapped over a list, "
+       "never a standing grant.",
        bad="sudo apt-get install -y jq", good="apt-get download jq"),
     _r("RF124", "background-job", "`&` runs a job in the background.",
        "A background job keeps running after the approved command returns, beyond what was "
@@ -146,8 +150,7 @@ RULES: tuple[Rule, ...] = (
        "(RF105) can, so a standing grant for the program must not cover it. /dev/null, "
        "/dev/stdout and /dev/stderr are not writes; a target decided at run time is.",
        bad="make 2>&1 | tee build.log", good="make 2>&1 | tee /dev/stderr",
-       known_problems="`sed -i` edits its operand files in place and stays a plain "
-                      "capability (the files it edits are the ones it was given to read). "
+       known_problems="`sed -i` (in-place edits) is RF131. "
                       "A sed or awk program read from a file (`-f`) is not inspected. "
                       "`base64 -o` is a BSD option; GNU base64 rejects it, so there the "
                       "finding costs one approval for a command that would fail."),

@@ -1,0 +1,53 @@
+"""RF131-RF134: what an option makes a program do beyond its key, and
+ringfence's own commands that only a person may run."""
+
+from . import Rule
+
+RULES: tuple[Rule, ...] = (
+    Rule("RF131", "option-writes-file", "An option or operand makes a reading program write "
+         "a file.",
+         "A grant covers only what its key names. `git log --output=FILE`, `find -fprint "
+         "FILE`, `sed -i`, `less -o FILE`, `shuf -o`, `iconv -o`, `tree -o`, `xxd IN OUT`, "
+         "`curl -o FILE`/`-O`/`-D`/`-c`/`--trace`, `wget -O`/`-P`/`-N`, `dd of=FILE`, "
+         "`yq -i`, `gawk -i inplace` and the other rows of classifier/effects_data.py turn a "
+         "program people approve as a reader into one that creates or overwrites any file "
+         "(`~/.bashrc`, a git hook), exactly as `> FILE` (RF105) would. The capability's "
+         "`effects` lists `write:FILE`. Inside the sandbox the write is contained (the "
+         "workspace is the only writable place), so the sandbox context does not ask; on the "
+         "host it is one-time. /dev/null, /dev/stdout, /dev/stderr and `-` are not writes.",
+         bad="git log -1 --format=%B --output=notes.txt", good="git log -1 --format=%B",
+         known_problems="Programs whose key names the write (`cp`, `tar`, `unzip`, `wget "
+                        "URL` saving into the current directory) stay plain capabilities. "
+                        "`curl -K`/`wget --config` files are not read: they count as writes."),
+    Rule("RF132", "option-deletes-files", "An option makes a program delete files.",
+         "`find -delete`, `rsync --delete*`/`--remove-source-files`, `tar --remove-files` and "
+         "`zip -m` delete files although their keys name a search, a copy or an archive. "
+         "A grant of `find` for listing files must not cover `find ~ -delete`. The "
+         "capability's `effects` lists `delete:PATH` (find's starting points). Contained by "
+         "the sandbox like RF131.",
+         bad="find build -name '*.o' -delete", good="find build -name '*.o'",
+         known_problems="`rm`, `git clean` and `rmdir` name the deletion in their keys and "
+                        "stay plain capabilities."),
+    Rule("RF133", "option-runs-program", "An option or operand makes a program run another "
+         "program.",
+         "`git grep -O[CMD]`/`--open-files-in-pager`, `nc -e`/`-c`, ncat `--exec`/"
+         "`--sh-exec`/`--lua-exec`, socat `EXEC:`/`SYSTEM:` addresses, `rg --hostname-bin`, "
+         "`ssh -F`/`-I`, `scp`/`sftp -F`/`-D`, `sftp -b`, `wget --use-askpass`, `tar "
+         "--rsh-command`, `man -C` and `git send-email --to-cmd` run a program the key does "
+         "not name (RF113 covers the older rows: tar `--to-command`, rsync `-e`, ssh `-o "
+         "ProxyCommand`, ...). Like RF113, the sandbox does not hide what it runs from the "
+         "profile's deny and ask rules, so under a profile with such rules it is held.",
+         bad="git grep -O'id > M; true' hi", good="git grep -n hi"),
+    Rule("RF134", "ringfence-control", "ringfence's own command approves, grants or leaves "
+         "the sandbox.",
+         "Approving is a person's act. `ringfence approve`, `deny`, `grants revoke`, `hook`, "
+         "`init`, `ledger prune`, `run --host`, `run --sandbox off`, `run -p` with a profile "
+         "that is not a built-in sandbox, `run -w DIR`, any other subcommand that is not "
+         "read-only, and any `RINGFENCE_*` setting are never grantable, however ringfence is "
+         "reached (`./ringfence`, `.venv/bin/ringfence`, `python -m ringfence`, `uvx "
+         "ringfence`): the gate denies them in every context and the hook answers deny. "
+         "Read-only commands (`check`, `explain`, `rule`, `rules`, `doctor`, `ledger "
+         "list/show/export`, `approvals list`, `grants list`, `profile list/show/lint/"
+         "compile`) are keyed like any multiplexer (`ringfence ledger list`).",
+         bad="ringfence approve ap_k3j5x7q2mn --scope session", good="ringfence approvals list"),
+)
