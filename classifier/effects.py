@@ -92,7 +92,27 @@ def _dynamic_options(inv: Invocation, tool: Tool, args: tuple[Word, ...]) -> lis
     return out
 
 
+def _options_part(args: tuple[Word, ...], tool: Tool) -> tuple[Word, ...]:
+    """The words where the tool still reads options (see Tool.options_until)."""
+    if tool.options_until < 0:
+        return args
+    seen, i = 0, 0
+    while i < len(args):
+        v = args[i].value
+        if v == "--":
+            return args
+        if args[i].static and v.startswith("-") and v != "-":
+            i += 2 if v in tool.value else 1
+            continue
+        if seen == tool.options_until:
+            return args[:i + 1]
+        seen += 1
+        i += 1
+    return args
+
+
 def _getopt(inv: Invocation, tool: Tool, args: tuple[Word, ...]) -> list[Effect]:
+    args = _options_part(args, tool)
     opts, operands = scan_args(args, data.Opts(tool.value), tool.longs)
     if any(o in tool.stop for o, _ in opts):
         return []
@@ -139,12 +159,12 @@ def _find(inv: Invocation, tool: Tool) -> list[Effect]:
         elif v in data.FIND_EXEC:
             skip_exec = True
         else:
-            for row in tool.rows:
-                if v in row.options:
-                    value = argv[i + 1] if row.target == "value" and i + 1 < len(argv) else None
-                    _emit(out, inv, row, v, value, starts)
-                    if value is not None:
-                        i += 1
+            row = next((r for r in tool.rows if v in r.options), None)
+            if row is not None:
+                value = argv[i + 1] if row.target == "value" and i + 1 < len(argv) else None
+                _emit(out, inv, row, v, value, starts)
+            if v in tool.value:               # `-name -delete` is a pattern, not -delete
+                i += 2 if v == "-fprintf" else 1
         i += 1
     return out
 

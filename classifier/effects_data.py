@@ -46,6 +46,11 @@ class Tool(NamedTuple):
     longs: frozenset[str] = frozenset()          # long options, for unique-prefix reading
     style: str = "getopt"
     stop: frozenset[str] = frozenset({"--help", "--version"})   # prints and exits
+    # Options are read until this many operands were seen (-1: everywhere, as GNU
+    # getopt permutes). ssh re-reads options after the destination, then the rest
+    # is the remote command (`ssh host grep -E x` is not ssh -E); scp and sftp stop
+    # at the first operand (OpenSSH's BSD getopt).
+    options_until: int = -1
 
 
 def _r(options: str, kind: str, target: str, why: str) -> Row:
@@ -78,7 +83,11 @@ TOOLS: dict[str, Tool] = {
     "find": Tool("find(1) EXPRESSION / ACTIONS", (
         _r("-delete", "delete", "self", "deletes the files it finds"),
         _r("-fprint -fprint0 -fls -fprintf", "write", "value", "creates or truncates the file"),
-    ), _s("-fprint -fprint0 -fls -fprintf"), style="find"),
+    ), _s("-fprint -fprint0 -fls -fprintf -name -iname -path -ipath -wholename -iwholename "
+          "-regex -iregex -lname -ilname -type -xtype -user -group -uid -gid -perm -size "
+          "-newer -anewer -cnewer -mtime -atime -ctime -mmin -amin -cmin -used -links "
+          "-inum -samefile -maxdepth -mindepth -fstype -context -printf -regextype "
+          "-newerXY -files0-from"), style="find"),
     # GNU sed(1): -i[SUFFIX], --in-place[=SUFFIX] edit files in place (also in
     # a cluster: -ni, -Ei, -i.bak). -s/--separate is implied by -i.
     "sed": Tool("sed(1) -i[SUFFIX], --in-place[=SUFFIX]", (
@@ -208,15 +217,15 @@ TOOLS: dict[str, Tool] = {
     "ssh": Tool("ssh(1) -F configfile, -I pkcs11, -E log_file", (
         _r("-F -I", "run", "value", "loads a config file or library that can run programs"),
         _r("-E", "write", "value", "appends its debug log to the file"),
-    ), _s("-B -b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w")),
+    ), _s("-B -b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w"), options_until=1),
     # scp(1)/sftp(1): -F ssh_config; -D sftp_server_path runs a local program;
     # sftp -b batchfile can run `!command` lines locally. (-S program is RF113.)
     "scp": Tool("scp(1) -F ssh_config, -D sftp_server_path", (
         _r("-F -D", "run", "value", "runs a local program or loads an ssh config that can"),
-    ), _s("-c -D -F -i -J -l -o -P -S -X")),
+    ), _s("-c -D -F -i -J -l -o -P -S -X"), options_until=0),
     "sftp": Tool("sftp(1) -F ssh_config, -D sftp_server_command, -b batchfile", (
         _r("-F -D -b", "run", "value", "runs a local program or commands that can"),
-    ), _s("-B -b -c -D -F -i -J -l -o -P -R -S -s -X")),
+    ), _s("-B -b -c -D -F -i -J -l -o -P -R -S -s -X"), options_until=0),
     # rsync(1): copying is what its key names; --remove-source-files and
     # --delete* delete files, --log-file/--write-batch/--only-write-batch write
     # a file outside the destination. (-e/--rsh/--rsync-path are RF113.)
@@ -266,11 +275,12 @@ TOOLS: dict[str, Tool] = {
     "dd": Tool("dd(1) OPERANDS: of=FILE", (
         _r("", "write", "prefix:of", "writes the file"),
     ), style="operands"),
-    # yq(1) (mikefarah): -i, --inplace updates the file in place.
-    "yq": Tool("yq(1) -i, --inplace", (
-        _r("-i --inplace", "write", "operands", "edits the files in place"),
-    ), _s("-o --output-format -p --input-format -I --indent --from-file"),
-        _s("--inplace")),
+    # yq(1): -i, --inplace (mikefarah yq) / -i, --in-place (kislyuk yq, the
+    # Debian package) update the files in place.
+    "yq": Tool("yq(1) -i, --inplace / --in-place", (
+        _r("-i --inplace --in-place", "write", "operands", "edits the files in place"),
+    ), _s("-o --output-format -p --input-format -I --indent --from-file --arg --argjson"),
+        _s("--inplace --in-place --indentless-lists")),
     # git grep: -O[<pager>], --open-files-in-pager[=<pager>] runs the pager
     # (any command) on the matching files (git-grep(1)).
     "git grep": Tool("git-grep(1) -O[<pager>], --open-files-in-pager[=<pager>]", (
