@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 from . import data
@@ -149,6 +150,13 @@ def canonical_long(name: str, known: frozenset[str] | set[str]) -> str:
     return hits[0] if len(hits) == 1 else name
 
 
+@lru_cache(maxsize=256)
+def _all_longs(spec: data.Opts, known_long: frozenset[str]) -> frozenset[str]:
+    """The long options scan_args resolves prefixes against (specs are frozen and
+    few, and frozensets cache their hashes, so this is one lookup per call)."""
+    return known_long | {o for o in spec.value | spec.value2 if o.startswith("--")}
+
+
 def scan_args(args: tuple[Word, ...], spec: data.Opts, known_long: frozenset[str] = frozenset()
               ) -> tuple[list[tuple[str, Word | None]], list[Word]]:
     """Permuting option scan, as GNU tools parse: options may follow operands.
@@ -156,7 +164,7 @@ def scan_args(args: tuple[Word, ...], spec: data.Opts, known_long: frozenset[str
     Returns ([(option, value word or None)], operands). A dynamic word is an
     operand (we cannot tell), which callers treat as unknown.
     """
-    longs = known_long | {o for o in spec.value | spec.value2 if o.startswith("--")}
+    longs = _all_longs(spec, known_long)
     opts: list[tuple[str, Word | None]] = []
     operands: list[Word] = []
     i, n = 0, len(args)

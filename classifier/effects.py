@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from . import data
 from .analysis import Invocation, canonical_long, scan_args
-from .effects_data import INPLACE_AWK, Row, Tool, tool_for
+from .effects_data import INPLACE_AWK, TOOLS, Row, Tool, tool_for
 from .ir import Span, Word
 
 
@@ -113,7 +113,7 @@ def _options_part(args: tuple[Word, ...], tool: Tool) -> tuple[Word, ...]:
 
 def _getopt(inv: Invocation, tool: Tool, args: tuple[Word, ...]) -> list[Effect]:
     args = _options_part(args, tool)
-    opts, operands = scan_args(args, data.Opts(tool.value), tool.longs)
+    opts, operands = scan_args(args, _spec(tool), tool.longs)
     if any(o in tool.stop for o, _ in opts):
         return []
     out: list[Effect] = _dynamic_options(inv, tool, args)
@@ -133,6 +133,16 @@ def _getopt(inv: Invocation, tool: Tool, args: tuple[Word, ...]) -> list[Effect]
                 if row.target != "value":
                     break
     return out
+
+
+_SPECS: dict[int, data.Opts] = {}
+
+
+def _spec(tool: Tool) -> data.Opts:
+    spec = _SPECS.get(id(tool))
+    if spec is None:
+        spec = _SPECS[id(tool)] = data.Opts(tool.value)   # tools live as long as TOOLS
+    return spec
 
 
 def _sed_files(inv: Invocation, operands: list[Word], opts) -> list[Word]:
@@ -234,18 +244,40 @@ def _awk_inplace(inv: Invocation) -> list[Effect]:
     return []
 
 
+# The three checks (RF131-RF133) and the capability builder all ask for the same
+# invocation's effects: computed once. The entry keeps the invocation alive, so
+# its id cannot be reused while it is cached.
+_MEMO: dict[int, tuple[Invocation, list[Effect]]] = {}
+
+
 def option_effects(inv: Invocation) -> list[Effect]:
     """Every write, delete and launch this invocation's own options cause."""
+    hit = _MEMO.get(id(inv))
+    if hit is not None and hit[0] is inv:
+        return hit[1]
+    if len(_MEMO) > 64:
+        _MEMO.clear()
+    out = _MEMO[id(inv)] = (inv, _effects(inv))
+    return out[1]
+
+
+def _effects(inv: Invocation) -> list[Effect]:
     name = inv.name
     if not inv.argv or not name:
         return []
     if name in INPLACE_AWK:
         return _awk_inplace(inv)
-    sub = inv.argv[inv.subcommand_at - 1].value if name == "git" and inv.subcommand_at > 1 \
-        else ""
-    tool = tool_for(name, sub)
-    if tool is None or (name == "git" and not sub):
-        return []
+    if name == "git":
+        if inv.subcommand_at < 2:
+            return []
+        tool = TOOLS.get("git " + inv.argv[inv.subcommand_at - 1].value)
+        sub = "git"
+        if tool is None:
+            return []
+    else:
+        tool, sub = tool_for(name), ""
+        if tool is None:
+            return []
     if tool.style == "find":
         return _find(inv, tool)
     if tool.style == "xxd":
