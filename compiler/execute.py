@@ -98,19 +98,17 @@ def _args_fd(args: list[str]) -> int:
     return fd
 
 
-def _seccomp_fd(spec: SandboxSpec, arch: str, degradations: list[Note], *,
-                base: bool = False) -> int | None:
-    """A memfd holding the filter; ``base``: the variant that allows Unix sockets."""
+def _seccomp_fd(spec: SandboxSpec, arch: str, degradations: list[Note]) -> int | None:
+    """A memfd holding the filter, which bwrap applies to every process in the sandbox."""
     opts = spec.seccomp
     if opts is None:
         return None
     try:
         from .seccomp import build_filter
-        program = build_filter(arch, deny_unix_sockets=opts.deny_unix_sockets and not base)
+        program = build_filter(arch, deny_unix_sockets=opts.deny_unix_sockets)
     except (ImportError, ValueError) as exc:
-        if not base:
-            degradations.append(Note("RF606", f"no seccomp filter for this host ({exc}); "
-                                     "the command runs without syscall filtering"))
+        degradations.append(Note("RF606", f"no seccomp filter for this host ({exc}); "
+                                 "the command runs without syscall filtering"))
         return None
     fd = os.memfd_create("ringfence-seccomp", 0)
     os.write(fd, program)
@@ -145,21 +143,19 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
     proxy = None
     try:
         seccomp_fd = _seccomp_fd(spec, host.arch, degradations)
-        base_fd = None
         if seccomp_fd is not None:
             fds.append(seccomp_fd)
-            if spec.proxy is not None:
-                base_fd = _seccomp_fd(spec, host.arch, degradations, base=True)
-                fds.append(base_fd)
-        proxy_dir = None
+        proxy_dir = handoff_fd = None
         if spec.proxy is not None:
             proxy, proxy_dir = _start_proxy(spec, journal, degradations)
+            handoff_fd = proxy.handoff_fd
+            fds.append(handoff_fd)      # the sandbox's end; ours is closed after the run
         status_r, status_w = os.pipe()
         fds.append(status_r)        # status_w is closed by _stream, exactly once
         try:
             bargv = render(spec, argv, bwrap=host.bwrap, env=env, seccomp_fd=seccomp_fd,
                            proxy_dir=proxy_dir, python=host.python, inline_env=False,
-                           status_fd=status_w, base_seccomp_fd=base_fd)
+                           status_fd=status_w, handoff_fd=handoff_fd)
         except BaseException:
             os.close(status_w)
             raise
@@ -236,7 +232,13 @@ def _start_proxy(spec, journal, degradations):
         raise SandboxError(f"the network proxy is not available ({exc}); refusing to run "
                            "a proxy profile without it (RF607)",
                            hint="use a profile with network mode 'none' (e.g. strict)") from None
-    rdir = make_runtime_dir()
+    try:
+        rdir = make_runtime_dir()
+    except OSError as exc:
+        raise SandboxError(f"cannot make a private runtime dir for the network relay: {exc}; "
+                           "refusing to run without the network policy the profile "
+                           "states (RF607)",
+                           hint="set XDG_RUNTIME_DIR to a writable directory") from None
     journal.set_runtime_dir(rdir)
     from .backends.bwrap import RELAY
 
@@ -246,9 +248,14 @@ def _start_proxy(spec, journal, degradations):
         raise SandboxError(f"cannot stage the network relay in {rdir}: {exc.strerror}; "
                            "refusing to run without the network policy the profile "
                            "states (RF607)") from None
-    server = ProxyServer(spec.proxy.allow, spec.proxy.deny, os.path.join(rdir, "proxy.sock"))
+    # The relay hands its 127.0.0.1 listener over the server's socket pair: no
+    # Unix socket path that a sandboxed process would have to open.
+    server = ProxyServer(spec.proxy.allow, spec.proxy.deny)
     try:
         server.start()
+    except OSError as exc:
+        raise SandboxError(f"cannot start the network proxy: {exc}; refusing to run without "
+                           "the network policy the profile states (RF607)") from None
     except SandboxError as exc:
         raise SandboxError(f"{exc.message}; refusing to run without the network policy "
                            "the profile states (RF607)",

@@ -94,13 +94,13 @@ def _compile(profile: Profile, workspace: str, host):
     return compile_profile(profile, workspace, facts)
 
 
-_BASE_SECCOMP_FD = 8
+_HANDOFF_FD = 8
 
 
 def _seccomp_preamble(spec, arch: str | None) -> tuple[list[str], list[str]]:
-    """Shell lines that write the seccomp program(s) and open fd 9 (and fd 8, the
-    relay's base filter, with a proxy) themselves, so the printed script runs as
-    it is. The filter is embedded (base64): nothing of ringfence is needed to load
+    """Shell lines that write the seccomp program and open fd 9 themselves, so the
+    printed script runs as it is (one filter: bwrap applies it to every process
+    in the sandbox). The filter is embedded (base64): nothing of ringfence is needed to load
     it. ([], reason) when this architecture has no filter."""
     import base64
 
@@ -114,8 +114,6 @@ def _seccomp_preamble(spec, arch: str | None) -> tuple[list[str], list[str]]:
              f'  echo "ringfence export: this seccomp filter is for {arch}, not $(uname -m);'
              ' nothing was run" >&2; exit 125;; esac']
     programs = [(_SECCOMP_FD, spec.seccomp.deny_unix_sockets)]
-    if spec.proxy:   # bwrap applies the base filter; the relay stacks the full one
-        programs.append((_BASE_SECCOMP_FD, False))
     for fd, deny_unix in programs:
         data = base64.b64encode(build_filter(arch, deny_unix_sockets=deny_unix)).decode()
         body = [data[i:i + 76] for i in range(0, len(data), 76)]
@@ -144,20 +142,21 @@ def _bwrap(spec, arch: str | None = None) -> Export:
     have_filter = bool(preamble)
     argv = bwrap.render(spec, [_ARGV], env=passed,
                         seccomp_fd=_SECCOMP_FD if have_filter else None,
-                        base_seccomp_fd=_BASE_SECCOMP_FD if have_filter and spec.proxy else None,
-                        proxy_dir=_PROXY_DIR if spec.proxy else None, inline_env=True)
+                        proxy_dir=_PROXY_DIR if spec.proxy else None, inline_env=True,
+                        handoff_fd=_HANDOFF_FD if spec.proxy else None)
     envwords = {v: f'"${k}"' for k, v in passed.items()}
     header = ["#!/bin/sh",
               f"# ringfence profile {spec.profile!r} as a bubblewrap command line.",
               f"# spec digest {spec.digest()}"]
     header.append("# usage: sh THIS.sh PROGRAM [ARGS...]   (runs it in the sandbox)")
     if spec.proxy:
-        header.append("# RINGFENCE_PROXY_DIR must hold proxy.sock (a running ringfence proxy: "
-                      "domain filtering happens there) and relay.py")
-        preamble += ['[ -S "${RINGFENCE_PROXY_DIR:-}/proxy.sock" ] && '
-                     '[ -f "$RINGFENCE_PROXY_DIR/relay.py" ] || {',
-                     '  echo "ringfence export: RINGFENCE_PROXY_DIR must name the directory of a '
-                     'running ringfence proxy (proxy.sock, relay.py); nothing was run" >&2',
+        header.append(f"# RINGFENCE_PROXY_DIR must hold relay.py, and fd {_HANDOFF_FD} the "
+                      "sandbox's end of a running ringfence proxy's hand-off socket pair "
+                      "(ProxyServer.handoff_fd: domain filtering happens there)")
+        preamble += [f'[ -f "${{RINGFENCE_PROXY_DIR:-}}/relay.py" ] && [ -S /dev/fd/{_HANDOFF_FD} ] || {{',
+                     '  echo "ringfence export: RINGFENCE_PROXY_DIR must hold relay.py and fd '
+                     f"{_HANDOFF_FD} a running ringfence proxy's hand-off socket; nothing was "
+                     'run" >&2',
                      '  exit 125; }']
     rlimits = [op for op in spec.ops if type(op).__name__ == "Rlimit"]
     if rlimits:

@@ -13,16 +13,29 @@ Shape of the program (``build_filter``):
      reach the same kernel handlers under other numbers.
   3. Denied syscalls return an errno instead of running (EPERM, or ENOSYS for
      ``clone3``), so tools see an ordinary failure rather than a crash.
-  4. Argument checks: ``socket(AF_UNIX)`` (when ``deny_unix_sockets``), and
-     ``clone``/``unshare`` with any CLONE_NEW* namespace flag.
-  5. Everything else is allowed: this is a deny list for the kernel's attack
-     surface and for sandbox escapes, not a full allowlist.
+  4. Argument checks: ``socket``'s family against an ALLOWLIST
+     (``SOCKET_FAMILIES``; AF_UNIX only when the profile allows Unix sockets,
+     AF_NETLINK only for NETLINK_ROUTE), ``socketpair`` of datagram type when
+     Unix sockets are denied, and ``clone``/``unshare`` with any CLONE_NEW*
+     namespace flag.
+  5. Every other syscall is allowed: for syscalls this is a deny list for the
+     kernel's attack surface and for sandbox escapes, not a full allowlist.
+
+The same program binds every process in the sandbox (bwrap's init, the
+in-sandbox launcher and the command): none of them holds a right the command
+lacks, so borrowing one through ``/proc/PID/mem`` gains nothing (SPEC §4).
 
 Decisions worth knowing:
 
-* ``socketpair(AF_UNIX)`` stays allowed: it creates an anonymous connected pair
-  and can reach nothing outside the process tree; many tools (ssh-agent
-  clients, multiprocessing, subprocess plumbing) rely on it.
+* ``socketpair(AF_UNIX)`` of stream or seqpacket type stays allowed: a
+  connected pair can reach nothing outside the process tree, and many tools
+  (multiprocessing, asyncio, subprocess plumbing) rely on it. A *datagram*
+  pair is refused when Unix sockets are denied: ``sendto`` and ``connect`` on
+  it still take a path, so it would reach any host datagram socket by name.
+* A family outside the allowlist gets EAFNOSUPPORT (as if the kernel lacked
+  it, so tools fall back quietly); AF_UNIX keeps EPERM, which host-assisted
+  escalation reads as a boundary denial. AF_VSOCK is never allowed: vsock is
+  not network-namespaced and reaches the hypervisor and its other guests.
 * ``clone3`` passes its flags in memory, where BPF cannot look, so it is denied
   with ENOSYS: glibc and musl then fall back to ``clone``, whose flags we check.
 * Argument words: the kernel truncates ``socket``'s domain to ``int`` and uses
@@ -42,6 +55,7 @@ BPF_LD_W_ABS = 0x20      # BPF_LD | BPF_W | BPF_ABS
 BPF_JEQ_K = 0x15         # BPF_JMP | BPF_JEQ | BPF_K
 BPF_JGE_K = 0x35         # BPF_JMP | BPF_JGE | BPF_K
 BPF_JSET_K = 0x45        # BPF_JMP | BPF_JSET | BPF_K
+BPF_AND_K = 0x54         # BPF_ALU | BPF_AND | BPF_K
 BPF_RET_K = 0x06         # BPF_RET | BPF_K
 
 SECCOMP_RET_KILL_PROCESS = 0x80000000
@@ -49,11 +63,28 @@ SECCOMP_RET_ERRNO = 0x00050000
 SECCOMP_RET_ALLOW = 0x7FFF0000
 
 # offsets in struct seccomp_data {int nr; u32 arch; u64 ip; u64 args[6];}
-OFF_NR, OFF_ARCH, OFF_ARG0_LO = 0, 4, 16
+OFF_NR, OFF_ARCH, OFF_ARG0_LO, OFF_ARG1_LO, OFF_ARG2_LO = 0, 4, 16, 24, 32
 
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 X32_SYSCALL_BIT = 0x40000000
 AF_UNIX = 1
+AF_NETLINK = 16
+NETLINK_ROUTE = 0
+SOCK_TYPE_MASK = 0xF
+SOCK_STREAM, SOCK_SEQPACKET = 1, 5
+
+# socket() families the command may open, with why (linux/socket.h numbers).
+# Everything else, AF_VSOCK (40), AF_PACKET (17), AF_ALG (38), AF_BLUETOOTH
+# (31), AF_XDP (44) ... included, gets EAFNOSUPPORT. AF_UNIX is added only when
+# the profile sets network.allow_unix_sockets.
+SOCKET_FAMILIES: tuple[tuple[str, int, str], ...] = (
+    ("AF_INET", 2, "the sandbox's own network namespace: loopback servers in tests, "
+                   "and the proxy profiles' 127.0.0.1 relay"),
+    ("AF_INET6", 10, "as AF_INET (::1); resolvers and clients probe it"),
+    ("AF_NETLINK", AF_NETLINK, "NETLINK_ROUTE only, namespaced: glibc getifaddrs() "
+                               "(node's os.networkInterfaces(), hostname -I, Go's "
+                               "net.Interfaces) and getaddrinfo's AI_ADDRCONFIG probe"),
+)
 
 # Every CLONE_NEW* flag: a new namespace of any kind is a way out of (or a new
 # attack surface around) the one bwrap built. CLONE_NEWTIME .. CLONE_NEWNET.
@@ -79,13 +110,14 @@ _NAMES = (
     "add_key", "request_key", "perf_event_open", "kexec_load", "kexec_file_load",
     "init_module", "finit_module", "delete_module", "userfaultfd", "io_uring_setup",
     "io_uring_enter", "io_uring_register", "acct", "swapon", "swapoff", "reboot",
+    "pidfd_getfd",
 )
 _X86_64 = (41, 53, 56, 435, 272, 308, 165, 166, 155, 428, 429, 430, 431, 432, 433, 442,
            101, 310, 311, 321, 250, 248, 249, 298, 246, 320, 175, 313, 176, 323, 425, 426,
-           427, 163, 167, 168, 169)
+           427, 163, 167, 168, 169, 438)
 _AARCH64 = (198, 199, 220, 435, 97, 268, 40, 39, 41, 428, 429, 430, 431, 432, 433, 442,
             117, 270, 271, 280, 219, 217, 218, 241, 104, 294, 105, 273, 106, 282, 425, 426,
-            427, 89, 224, 225, 142)
+            427, 89, 224, 225, 142, 438)
 _TABLES = {"x86_64": dict(zip(_NAMES, _X86_64, strict=True)),
            "aarch64": dict(zip(_NAMES, _AARCH64, strict=True))}
 
@@ -124,11 +156,14 @@ DENIED: tuple[tuple[str, int, str], ...] = (
     ("swapon", _errno.EPERM, "host memory control"),
     ("swapoff", _errno.EPERM, "host memory control"),
     ("reboot", _errno.EPERM, "host control"),
+    ("pidfd_getfd", _errno.EPERM, "taking another process's file descriptors"),
 )
 # Denied only with certain arguments (see build_filter).
 CONDITIONAL: tuple[tuple[str, str], ...] = (
-    ("socket", "domain AF_UNIX, when deny_unix_sockets: host Unix sockets (docker, "
-               "ssh-agent, D-Bus) are reachable through the shared filesystem"),
+    ("socket", "a family not in SOCKET_FAMILIES (AF_UNIX when deny_unix_sockets: host "
+               "Unix sockets such as docker, ssh-agent and D-Bus are reachable through "
+               "the shared filesystem), or AF_NETLINK other than NETLINK_ROUTE"),
+    ("socketpair", "a datagram pair, when deny_unix_sockets: sendto() on it takes a path"),
     ("clone", "any CLONE_NEW* flag: no nested namespaces"),
     ("unshare", "any CLONE_NEW* flag: no nested namespaces"),
 )
@@ -186,16 +221,31 @@ def build_filter(arch: str, *, deny_unix_sockets: bool) -> bytes:
         asm.emit(BPF_JGE_K, X32_SYSCALL_BIT, "eperm", 0)
     for name, err, _why in DENIED:
         asm.emit(BPF_JEQ_K, nr[name], "enosys" if err == _errno.ENOSYS else "eperm", 0)
+    asm.emit(BPF_JEQ_K, nr["socket"], "socket", 0)
     if deny_unix_sockets:
-        asm.emit(BPF_JEQ_K, nr["socket"], "socket", 0)
+        asm.emit(BPF_JEQ_K, nr["socketpair"], "socketpair", 0)
     asm.emit(BPF_JEQ_K, nr["clone"], "nsflags", 0)
     asm.emit(BPF_JEQ_K, nr["unshare"], "nsflags", 0)
     asm.emit(BPF_RET_K, SECCOMP_RET_ALLOW)
+    # socket(): the family must be on the allowlist.
+    asm.label("socket")
+    asm.emit(BPF_LD_W_ABS, OFF_ARG0_LO)
+    for _name, family, _why in SOCKET_FAMILIES:
+        asm.emit(BPF_JEQ_K, family, "netlink" if family == AF_NETLINK else "allow", 0)
+    asm.emit(BPF_JEQ_K, AF_UNIX, "eperm" if deny_unix_sockets else "allow", 0)
+    asm.emit(BPF_RET_K, SECCOMP_RET_ERRNO | _errno.EAFNOSUPPORT)
+    asm.label("netlink")
+    asm.emit(BPF_LD_W_ABS, OFF_ARG2_LO)
+    asm.emit(BPF_JEQ_K, NETLINK_ROUTE, "allow", 0)
+    asm.emit(BPF_RET_K, SECCOMP_RET_ERRNO | _errno.EPROTONOSUPPORT)
     if deny_unix_sockets:
-        asm.label("socket")
-        asm.emit(BPF_LD_W_ABS, OFF_ARG0_LO)
-        asm.emit(BPF_JEQ_K, AF_UNIX, "eperm", 0)
-        asm.emit(BPF_RET_K, SECCOMP_RET_ALLOW)
+        # socketpair(): only connected stream/seqpacket pairs (flags masked off).
+        asm.label("socketpair")
+        asm.emit(BPF_LD_W_ABS, OFF_ARG1_LO)
+        asm.emit(BPF_AND_K, SOCK_TYPE_MASK)
+        asm.emit(BPF_JEQ_K, SOCK_STREAM, "allow", 0)
+        asm.emit(BPF_JEQ_K, SOCK_SEQPACKET, "allow", 0)
+        asm.emit(BPF_RET_K, SECCOMP_RET_ERRNO | _errno.EPERM)
     asm.label("nsflags")
     asm.emit(BPF_LD_W_ABS, OFF_ARG0_LO)
     asm.emit(BPF_JSET_K, CLONE_NS_MASK, "eperm", 0)
@@ -204,6 +254,8 @@ def build_filter(arch: str, *, deny_unix_sockets: bool) -> bytes:
     asm.emit(BPF_RET_K, SECCOMP_RET_ERRNO | _errno.EPERM)
     asm.label("enosys")
     asm.emit(BPF_RET_K, SECCOMP_RET_ERRNO | _errno.ENOSYS)
+    asm.label("allow")          # after every check: BPF only jumps forward
+    asm.emit(BPF_RET_K, SECCOMP_RET_ALLOW)
     return asm.assemble()
 
 

@@ -15,13 +15,13 @@ modes:
   bwrap applies ``--clearenv``/``--setenv`` to itself while parsing, after the
   dynamic loader has run, so they reach only what it starts inside.
 
-With a proxy, the command is wrapped by the in-sandbox relay launcher
-(``compiler/relay.py``), which starts the 127.0.0.1 relay, then applies the
-full seccomp filter to itself and execs the command. The relay needs
-``socket(AF_UNIX)``, so bwrap gets ``base_seccomp_fd``: the same filter but
-with Unix sockets allowed. Nothing in the sandbox then runs unfiltered, not
-bwrap's init and not the relay, which the command could otherwise take over
-through /proc/PID/mem to escape the filter.
+bwrap applies the one seccomp filter (``--seccomp``) to everything in the
+sandbox: its init (pid 1), the launcher and the command. No process there
+holds a right the command lacks, so taking one over through /proc/PID/mem or
+pidfd_getfd gains nothing. With a proxy, the command is wrapped by the
+in-sandbox launcher (``compiler/relay.py``): it listens on 127.0.0.1 and hands
+the listening socket to the host's proxy over ``handoff_fd``, then execs the
+command.
 """
 
 from __future__ import annotations
@@ -60,16 +60,15 @@ def render(spec: SandboxSpec, argv: Sequence[str], *, bwrap: str = "bwrap",
            env: Mapping[str, str] | None = None, seccomp_fd: int | None = None,
            proxy_dir: str | None = None, python: str = "python3",
            inline_env: bool = True, status_fd: int | None = None,
-           base_seccomp_fd: int | None = None) -> list[str]:
+           handoff_fd: int | None = None) -> list[str]:
     """bwrap argv for ``spec`` running ``argv``.
 
     ``seccomp_fd``: an inherited fd holding the BPF program (None: no filter).
     ``proxy_dir``: the host directory holding the proxy's Unix socket.
     ``status_fd``: bwrap ``--json-status-fd`` (lets the executor tell a setup
     failure from the command's own exit status).
-    ``base_seccomp_fd``: with a proxy, the filter bwrap applies to everything in
-    the sandbox (Unix sockets allowed, for the relay); ``seccomp_fd`` then goes
-    to the relay, which stacks it on top for the command.
+    ``handoff_fd``: with a proxy, the inherited end of the proxy's hand-off
+    socket pair (``ProxyServer.handoff_fd``).
     """
     if not spec.sandboxed:
         raise ValueError("the host profile has no bwrap rendering")
@@ -109,10 +108,8 @@ def render(spec: SandboxSpec, argv: Sequence[str], *, bwrap: str = "bwrap",
         elif isinstance(op, Chdir):
             out += ["--chdir", op.path]
         elif isinstance(op, Seccomp):
-            if seccomp_fd is not None and proxy is None:
+            if seccomp_fd is not None:
                 out += ["--seccomp", str(seccomp_fd)]
-            elif base_seccomp_fd is not None and proxy is not None:
-                out += ["--seccomp", str(base_seccomp_fd)]
         elif isinstance(op, Proxy):
             if proxy_dir is None:
                 raise ValueError("a proxy spec needs proxy_dir")
@@ -131,10 +128,9 @@ def render(spec: SandboxSpec, argv: Sequence[str], *, bwrap: str = "bwrap",
         # The relay script is copied into the proxy's runtime dir (bound at
         # proxy.socket_dir) by the executor: the checkout itself may be under a
         # path the sandbox masks, such as /tmp.
+        if handoff_fd is None:
+            raise ValueError("a proxy spec needs handoff_fd")
         out += [python, "-I", "-S", f"{proxy.socket_dir}/relay.py", "--listen", proxy.listen,
-                "--unix", f"{proxy.socket_dir}/proxy.sock"]
-        if seccomp_fd is not None:
-            out += ["--seccomp-fd", str(seccomp_fd)]
-        out.append("--")
+                "--handoff-fd", str(handoff_fd), "--"]
     out += list(argv)
     return out

@@ -91,12 +91,12 @@ RULES: tuple[Rule, ...] = (
         summary="the network proxy could not be started; nothing was run",
         explanation=(
             "Profiles with a network allowlist reach the network only through "
-            "ringfence's proxy on a private Unix socket. If it cannot start (for "
-            "example the socket path is too long for AF_UNIX), the command is not "
-            "run (exit 125): it would otherwise run with a network policy other "
-            "than the one the profile states."),
-        bad=("d=$PWD/$(printf 'x%.0s' $(seq 120)); mkdir -p $d; "
-             "XDG_RUNTIME_DIR=$d ringfence run -p build -- true"),
+            "ringfence's proxy, which takes over the sandbox's 127.0.0.1 listener. "
+            "If it cannot start (for example no private runtime directory can be "
+            "made for the launcher, or no socket pair for the hand-off), the "
+            "command is not run (exit 125): it would otherwise run with a network "
+            "policy other than the one the profile states."),
+        bad="XDG_RUNTIME_DIR=/proc ringfence run -p build -- true   # as root: no runtime dir",
         good="ringfence run -p build -- true"),
     Rule(
         code="RF608", name="timeout-killed",

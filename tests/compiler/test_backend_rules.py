@@ -19,7 +19,7 @@ from .sandbox_util import CLI, make_box
 
 RF6 = [code for code in REGISTRY if code.startswith("RF6")]
 # Codes whose bad example needs a host this is not; exercised directly below.
-OTHER_HOST = {"RF606"}
+OTHER_HOST = {"RF606", "RF607"}
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -76,3 +76,26 @@ def test_seccomp_unavailable_is_a_degradation_not_silence():
         assert fd is not None and os.read(fd, 8) and len(notes) == 1
     finally:
         os.close(fd)
+
+
+def test_proxy_that_cannot_start_fails_closed(box, monkeypatch):
+    # RF607's example needs root (XDG_RUNTIME_DIR=/proc passes the access check
+    # only for root); the failure it stands for, directly: no socket pair.
+    import socket as socket_mod
+
+    from ringfence.compiler import host as host_mod
+    from ringfence.compiler.compile import compile_profile
+    from ringfence.compiler.execute import execute
+    from ringfence.profiles.load import load_profile
+    from ringfence.rfcore.errors import SandboxError
+
+    def no_pair(*args, **kwargs):
+        raise OSError(24, "Too many open files")
+
+    profile = load_profile("build")
+    facts = host_mod.probe().for_profile(profile, str(box.ws))
+    spec = compile_profile(profile, str(box.ws), facts)
+    monkeypatch.setattr(socket_mod, "socketpair", no_pair)
+    with pytest.raises(SandboxError, match="RF607") as err:
+        execute(spec, ["sh", "-c", "echo RAN"], host=facts, env=box.env(), capture=True)
+    assert "Too many open files" in err.value.message

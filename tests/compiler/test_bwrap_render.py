@@ -24,7 +24,7 @@ def _spec(name):
 def test_builtin_renders_to_its_golden_argv(name):
     argv = render(_spec(name), ["make", "test"], env=ENV, seccomp_fd=7, status_fd=9,
                   proxy_dir="/run/user/1000/ringfence-X", python="/usr/bin/python3",
-                  base_seccomp_fd=8)
+                  handoff_fd=8)
     check_golden(f"bwrap-{name}.json", argv)
 
 
@@ -45,22 +45,21 @@ def test_strict_argv_shape():
 def test_execution_mode_keeps_values_out_of_argv():
     spec = _spec("build")
     argv = render(spec, ["true"], env=ENV, seccomp_fd=7, inline_env=False,
-                  proxy_dir="/x", python="/py", base_seccomp_fd=8)
+                  proxy_dir="/x", python="/py", handoff_fd=8)
     assert "--clearenv" not in argv and "--setenv" not in argv
     env = final_env(spec, ENV)
     assert env["LANG"] == "C.UTF-8" and "GITHUB_TOKEN" not in env
     assert env["HTTPS_PROXY"] == "http://127.0.0.1:3128"
-    # with a proxy, bwrap applies the base filter (Unix sockets allowed, for the
-    # relay) to everything; the relay stacks the full filter for the command
-    assert argv[argv.index("--seccomp") + 1] == "8"
+    # one filter, applied by bwrap to every process in the sandbox (pid 1, the
+    # launcher, the command): none holds a right the command lacks
+    assert argv.count("--seccomp") == 1 and argv[argv.index("--seccomp") + 1] == "7"
     # the relay runs from the bound runtime dir, never from the checkout (which may
     # be under /tmp, private inside the sandbox)
     inner_relay = "/tmp/.ringfence-proxy/relay.py"
     assert RELAY not in argv
     relay_at = argv.index(inner_relay)
     assert argv[relay_at - 4:relay_at + 1] == ["--", "/py", "-I", "-S", inner_relay]
-    assert argv[relay_at + 1:] == ["--listen", "127.0.0.1:3128", "--unix",
-                                   "/tmp/.ringfence-proxy/proxy.sock", "--seccomp-fd", "7",
+    assert argv[relay_at + 1:] == ["--listen", "127.0.0.1:3128", "--handoff-fd", "8",
                                    "--", "true"]
     at = argv.index("/x")
     assert argv[at - 1:at + 2] == ["--ro-bind", "/x", "/tmp/.ringfence-proxy"]

@@ -114,7 +114,8 @@ def make_proxy():
 def test_connect_to_explicitly_allowed_localhost(origin, make_proxy):
     p = make_proxy([f"localhost:{origin.port}"])
     head, rest = p.request(f"CONNECT localhost:{origin.port} HTTP/1.1\r\n\r\n".encode(),
-                           b"GET /via-tunnel HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                           f"GET /via-tunnel HTTP/1.1\r\nHost: localhost:{origin.port}\r\n"
+                           "Connection: close\r\n\r\n".encode())
     assert head == b"HTTP/1.1 200 Connection established\r\n\r\n"
     assert rest.endswith(b"hello from /via-tunnel")
     assert [r[1] for r in origin.requests] == ["/via-tunnel"]
@@ -245,7 +246,7 @@ def test_idle_tunnel_is_closed(origin, make_proxy):
         s.connect(p.server.socket_path)
         s.sendall(f"CONNECT localhost:{origin.port} HTTP/1.1\r\n\r\n".encode())
         assert _read_head(s).startswith(b"HTTP/1.1 200")
-        s.sendall(b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.sendall(f"GET /a HTTP/1.1\r\nHost: localhost:{origin.port}\r\n\r\n".encode())
         time.sleep(0.5)       # both directions idle longer than the timeout
         # the tunnel was closed for idleness: the server's answer, then EOF
         data = _read_all(s)

@@ -86,7 +86,7 @@ def test_loop_failure_refuses_clients_at_once_and_is_reported(monkeypatch):
     async def broken(*args, **kwargs):
         raise OSError("simulated loop failure")
 
-    monkeypatch.setattr(asyncio, "start_unix_server", broken)
+    monkeypatch.setattr(asyncio, "start_server", broken)
     s = _server().start()
     try:
         reply = _ask(s.socket_path, b"CONNECT allowed.test:443 HTTP/1.1\r\n\r\n")

@@ -41,7 +41,8 @@ def origin():
 @pytest.fixture
 def proxy(origin):
     rundir = make_runtime_dir()
-    p = ProxyServer([f"localhost:{origin.port}"], [], os.path.join(rundir, "proxy.sock")).start()
+    p = ProxyServer([f"localhost:{origin.port}"], []).start()
+    p.rundir = rundir
     yield p
     p.stop()
     if os.path.exists(os.path.join(rundir, "relay.py")):
@@ -49,10 +50,13 @@ def proxy(origin):
     os.rmdir(rundir)          # nothing else may be left behind
 
 
-def sandbox(proxy, argv, *, seccomp_program: bytes | None = None, relay_args=None, env=None):
-    """bwrap wired the way H3a's backend should: /run is a fresh tmpfs (hides host
-    sockets), the runtime dir is bound read-only at /run/ringfence."""
-    rundir = os.path.dirname(proxy.socket_path) if proxy else tempfile.gettempdir()
+def sandbox(proxy, argv, *, seccomp_program: bytes | None = None, relay_args=None, env=None,
+            handoff_fd=None):
+    """bwrap wired the way the backend does it: /run is a fresh tmpfs (hides host
+    sockets), the runtime dir is bound read-only at /run/ringfence, one filter
+    (``--seccomp``) for everything in the sandbox."""
+    rundir = proxy.rundir
+    fd = proxy.handoff_fd if handoff_fd is None else handoff_fd
     cmd = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
            "--unshare-all", "--die-with-parent", "--new-session",
            "--tmpfs", "/run", "--ro-bind", rundir, "/run/ringfence", "--remount-ro", "/run",
@@ -60,23 +64,21 @@ def sandbox(proxy, argv, *, seccomp_program: bytes | None = None, relay_args=Non
     for k, v in (env or {}).items():
         cmd += ["--setenv", k, v]
     if relay_args is None:
-        relay_args = ["--listen", f"127.0.0.1:{PORT}", "--unix", "/run/ringfence/proxy.sock"]
+        relay_args = ["--listen", f"127.0.0.1:{PORT}", "--handoff-fd", str(fd)]
     with tempfile.TemporaryFile() as f:
-        fds = ()
+        fds = (fd,)
         if seccomp_program is not None:
             f.write(seccomp_program)
             f.flush()
             f.seek(0)
-            os.set_inheritable(f.fileno(), True)
-            relay_args = relay_args + ["--seccomp-fd", str(f.fileno())]
-            fds = (f.fileno(),)
+            cmd += ["--seccomp", str(f.fileno())]
+            fds += (f.fileno(),)
         # The relay script goes into the runtime dir that is bound in: the checkout
         # itself may sit under /tmp, which is private inside the sandbox.
         relay_copy = os.path.join(rundir, "relay.py")
-        if proxy and not os.path.exists(relay_copy):
+        if not os.path.exists(relay_copy):
             shutil.copyfile(RELAY, relay_copy)
-        relay_path = "/run/ringfence/relay.py" if proxy else RELAY
-        cmd += [PY, "-I", "-S", relay_path, *relay_args, "--", *argv]
+        cmd += [PY, "-I", "-S", "/run/ringfence/relay.py", *relay_args, "--", *argv]
         return subprocess.run(cmd, pass_fds=fds, capture_output=True, text=True, timeout=60)
 
 
@@ -122,21 +124,18 @@ def test_direct_connect_to_host_loopback_fails(origin, proxy):
     assert origin.requests == []                 # the host listener received nothing
 
 
-def test_filter_blocks_af_unix_but_relay_still_works(origin, proxy):
-    code = ("import socket, urllib.request as u\n"
+def test_filter_blocks_af_unix_but_the_network_still_works(origin, proxy):
+    code = ("import os, socket, urllib.request as u\n"
             "try:\n socket.socket(socket.AF_UNIX); print('unix ok')\n"
             "except PermissionError: print('unix EPERM')\n"
-            f"print(u.urlopen('http://localhost:{origin.port}/after-filter', timeout=20).read().decode())")
+            f"print(u.urlopen('http://localhost:{origin.port}/after-filter', timeout=20).read().decode())\n"
+            # the command holds neither the listener nor the hand-off channel
+            "print(sorted(os.listdir('/proc/self/fd')))\n")
     prog = seccomp.build_filter(seccomp.host_arch(), deny_unix_sockets=True)
     r = sandbox(proxy, [PY, "-c", code], seccomp_program=prog, env=PROXY_ENV)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines() == ["unix EPERM", "hello from /after-filter"]
-    # the proxy socket itself cannot be reached from the filtered command
-    code2 = ("import socket\ns = None\ntry:\n s = socket.socket(socket.AF_UNIX)\n"
-             " s.connect('/run/ringfence/proxy.sock'); print('reached')\n"
-             "except PermissionError: print('EPERM')")
-    r = sandbox(proxy, [PY, "-c", code2], seccomp_program=prog)
-    assert r.stdout.strip() == "EPERM"
+    assert r.stdout.splitlines() == ["unix EPERM", "hello from /after-filter",
+                                     "['0', '1', '2', '3']"]      # 3: the listdir itself
 
 
 def test_exit_status_passes_through(proxy):
@@ -144,26 +143,27 @@ def test_exit_status_passes_through(proxy):
     assert r.returncode == 7
 
 
-def test_missing_proxy_fails_closed(proxy):
-    r = sandbox(proxy, ["sh", "-c", "echo RAN"],
-                relay_args=["--listen", f"127.0.0.1:{PORT}", "--unix", "/run/ringfence/nope.sock"])
+def test_proxy_that_does_not_take_the_listener_fails_closed(proxy):
+    import socket
+
+    ours, theirs = socket.socketpair()
+    ours.close()                                  # nobody acknowledges
+    try:
+        r = sandbox(proxy, ["sh", "-c", "echo RAN"], handoff_fd=theirs.fileno())
+    finally:
+        theirs.close()
     assert r.returncode == 125
     assert "RAN" not in r.stdout
-    assert "cannot reach the proxy at /run/ringfence/nope.sock" in r.stderr
+    assert "cannot hand the listener to the proxy" in r.stderr or \
+        "the proxy did not take the listener" in r.stderr
     assert "the command was not run" in r.stderr
 
 
-def test_bad_seccomp_fd_fails_closed(proxy):
-    r = sandbox(proxy, ["sh", "-c", "echo RAN"], relay_args=["--seccomp-fd", "87"])
+def test_missing_handoff_fd_fails_closed(proxy):
+    r = sandbox(proxy, ["sh", "-c", "echo RAN"],
+                relay_args=["--listen", f"127.0.0.1:{PORT}", "--handoff-fd", "87"])
     assert (r.returncode, r.stdout) == (125, "")
-    assert "cannot read the seccomp program from fd 87" in r.stderr
-
-
-def test_truncated_seccomp_program_fails_closed(proxy):
-    r = sandbox(proxy, ["sh", "-c", "echo RAN"], seccomp_program=b"\x06\x00\x00",
-                relay_args=[])
-    assert (r.returncode, r.stdout) == (125, "")
-    assert "invalid seccomp program (3 bytes)" in r.stderr
+    assert "no proxy hand-off channel on fd 87" in r.stderr
 
 
 def test_missing_command_is_127(proxy):
@@ -176,9 +176,9 @@ def test_missing_command_is_127(proxy):
     (["true"], "unknown argument 'true'"),
     ([], "missing '--'"),
     (["--"], "no command given"),
-    (["--listen", "0.0.0.0:80", "--unix", "/x", "--", "true"], "must be 127.0.0.1:PORT"),
+    (["--listen", "0.0.0.0:80", "--handoff-fd", "3", "--", "true"], "must be 127.0.0.1:PORT"),
     (["--listen", "127.0.0.1:80", "--", "true"], "go together"),
-    (["--seccomp-fd", "x", "--", "true"], "file descriptor number"),
+    (["--listen", "127.0.0.1:80", "--handoff-fd", "x", "--", "true"], "file descriptor number"),
     (["--bogus", "--", "true"], "unknown argument '--bogus'"),
 ])
 def test_bad_arguments_fail_closed(args, message):
@@ -189,21 +189,18 @@ def test_bad_arguments_fail_closed(args, message):
 
 
 
-def test_the_command_cannot_write_the_relays_memory(tmp_path):
-    # The relay is the command's child and runs without the full filter (it must
-    # reach the proxy's Unix socket). If the command could write its memory through
-    # /proc/PID/mem it could borrow that access; the relay is non-dumpable. Through
-    # the real `ringfence run -p build` (capabilities dropped, as in production).
-    code = ("import os, time\n"
+def test_no_process_beside_the_command_holds_a_socket(tmp_path):
+    # Through the real `ringfence run -p build`: the sandbox holds bwrap's init and
+    # the command, nothing else (no relay copying bytes), and no process there has
+    # a socket open (the listener lives in the host's proxy).
+    code = ("import os\n"
             "me = str(os.getpid())\n"
-            "for _ in range(200):\n"
-            " kids = [p for p in os.listdir('/proc') if p.isdigit() and p != me and\n"
-            "         open(f'/proc/{p}/stat').read().rsplit(')', 1)[1].split()[1] == me]\n"
-            " if kids: break\n"
-            " time.sleep(0.01)\n"
-            "print('relay', len(kids))\n"
-            "try:\n open(f'/proc/{kids[0]}/mem', 'r+b'); print('mem writable')\n"
-            "except PermissionError: print('mem EPERM')\n")
+            "def link(p, f):\n"
+            "    try:\n        return os.readlink(f'/proc/{p}/fd/{f}')\n"
+            "    except OSError:\n        return ''\n"
+            "for p in sorted(x for x in os.listdir('/proc') if x.isdigit()):\n"
+            "    socks = [f for f in os.listdir(f'/proc/{p}/fd') if link(p, f).startswith('socket:')]\n"
+            "    print('me' if p == me else p, len(socks))\n")
     ws = tmp_path / "ws"
     ws.mkdir()
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
@@ -212,4 +209,4 @@ def test_the_command_cannot_write_the_relays_memory(tmp_path):
                         "--", PY, "-c", code], cwd=ws, env=env, capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines() == ["relay 1", "mem EPERM"]
+    assert r.stdout.splitlines() == ["1 0", "me 0"]

@@ -16,10 +16,10 @@ from ringfence.compiler.seccomp import (AUDIT_ARCH, SECCOMP_RET_ALLOW, SECCOMP_R
                               SECCOMP_RET_KILL_PROCESS, build_filter, syscall_numbers)
 
 GOLDEN = {
-    ("x86_64", True): (50, "065ff82911724a41329dbac4292a9aff3d35f6eb5cbe158355199156e4cc325d"),
-    ("x86_64", False): (46, "22130fc1a7e4d55f96f2331474bc2d8eb3785474909fd97d38f9917c58c6a1d2"),
-    ("aarch64", True): (49, "a18d22b423e1dd8d0bad89ffe792aea62d84eaa45f37ebf1b6ef32b69a231ac3"),
-    ("aarch64", False): (45, "31ab564eea9fb2f047892dad9a089c35ef4acb2d33abd11b005efed245fddbfb"),
+    ("x86_64", True): (64, "58211495f109c24eaba2d60027f343d542749075e1c96e47d8c3c94911218f2d"),
+    ("x86_64", False): (58, "24b57fb5db4b004ea72d46ac41691bca7fe61e9482e3e1f4f460e4d661b162a2"),
+    ("aarch64", True): (63, "1b3dfdcd9058af92a53d8ea48bc3d6924e6c69f1fff746ebd7b1f6b30ad8fccc"),
+    ("aarch64", False): (57, "07e003d11a81fea16978830fa63c26e5947ac6f8d3584adbfe6f11c55fabd1c7"),
 }
 
 
@@ -55,6 +55,9 @@ def run_bpf(prog: bytes, nr: int, arch: int, args=(0, 0, 0, 0, 0, 0)) -> int:
             pc += 1 + (jt if acc >= k else jf)
         elif code == 0x45:                     # jset #k
             pc += 1 + (jt if acc & k else jf)
+        elif code == 0x54:                     # and #k
+            acc &= k
+            pc += 1
         elif code == 0x06:                     # ret #k
             return k
         else:
@@ -83,6 +86,15 @@ def test_interpreter_decisions(arch):
     assert ev("socket", 2, 1) == SECCOMP_RET_ALLOW            # AF_INET
     assert ev("socket", 10, 1) == SECCOMP_RET_ALLOW           # AF_INET6
     assert ev("socketpair", 1, 1) == SECCOMP_RET_ALLOW        # local pairs stay allowed
+    assert ev("socketpair", 1, 5 | 0x80800) == SECCOMP_RET_ALLOW   # seqpacket, with flags
+    assert ev("socketpair", 1, 2) == EPERM                    # datagram: sendto() takes a path
+    assert ev("socketpair", 1, 3 | 0x80000) == EPERM          # SOCK_RAW is a datagram pair
+    EAFNOSUPPORT = SECCOMP_RET_ERRNO | errno.EAFNOSUPPORT
+    for family in (40, 17, 38, 31, 44, 0, 255):               # vsock, packet, alg, bt, xdp
+        assert ev("socket", family, 1) == EAFNOSUPPORT, family
+    assert ev("socket", 16, 3, 0) == SECCOMP_RET_ALLOW        # NETLINK_ROUTE
+    assert ev("socket", 16, 3, 9) == SECCOMP_RET_ERRNO | errno.EPROTONOSUPPORT  # audit
+    assert ev("pidfd_getfd", 3, 0) == EPERM
     assert ev("clone", 0x01200011) == SECCOMP_RET_ALLOW       # fork()'s flags
     assert ev("clone", 0x003D0F00) == SECCOMP_RET_ALLOW       # pthread_create's flags
     for flag in (0x10000000, 0x00020000, 0x40000000, 0x20000000, 0x80):
@@ -110,8 +122,13 @@ def test_x32_rejected_on_x86_64():
 def test_unix_sockets_allowed_when_profile_says_so():
     for arch in seccomp.ARCHES:
         prog = build_filter(arch, deny_unix_sockets=False)
-        assert run_bpf(prog, syscall_numbers(arch)["socket"], AUDIT_ARCH[arch],
+        nr = syscall_numbers(arch)
+        assert run_bpf(prog, nr["socket"], AUDIT_ARCH[arch],
                        (1, 1, 0, 0, 0, 0)) == SECCOMP_RET_ALLOW
+        assert run_bpf(prog, nr["socketpair"], AUDIT_ARCH[arch],
+                       (1, 2, 0, 0, 0, 0)) == SECCOMP_RET_ALLOW
+        assert run_bpf(prog, nr["socket"], AUDIT_ARCH[arch],
+                       (40, 1, 0, 0, 0, 0)) == SECCOMP_RET_ERRNO | errno.EAFNOSUPPORT
 
 
 # --- in a real bwrap sandbox ------------------------------------------------------
@@ -135,6 +152,10 @@ sc.restype = ctypes.c_long
 print("unix", res(lambda: socket.socket(socket.AF_UNIX).close()))
 print("inet", res(lambda: socket.socket(socket.AF_INET).close()))
 print("pair", res(lambda: [s.close() for s in socket.socketpair()] and None))
+print("dgrampair", res(lambda: [s.close() for s in socket.socketpair(type=socket.SOCK_DGRAM)] and None))
+print("vsock", res(lambda: socket.socket(40, socket.SOCK_STREAM).close()))
+print("netlink", res(lambda: socket.socket(16, socket.SOCK_RAW, 0).close()))
+print("pidfd_getfd", res(lambda: sc(438, os.pidfd_open(1), 0, 0)))
 print("ptrace", res(lambda: libc.ptrace(0x4206, 1, 0, 0)))  # PTRACE_SEIZE of pid 1
 print("clone3", res(lambda: sc(435, 0, 0)))
 print("uring", res(lambda: sc(425, 1, ctypes.create_string_buffer(120))))
@@ -168,8 +189,10 @@ def probe(program):
 def test_real_filter_denies_and_allows():
     prog = build_filter(seccomp.host_arch(), deny_unix_sockets=True)
     got = probe(prog)
-    assert got == {"unix": "EPERM", "inet": "ok", "pair": "ok", "ptrace": "EPERM",
-                   "clone3": "ENOSYS", "uring": "EPERM", "x32": "EPERM", "fork": "ok"}
+    assert got == {"unix": "EPERM", "inet": "ok", "pair": "ok", "dgrampair": "EPERM",
+                   "vsock": "EAFNOSUPPORT", "netlink": "ok", "pidfd_getfd": "EPERM",
+                   "ptrace": "EPERM", "clone3": "ENOSYS", "uring": "EPERM", "x32": "EPERM",
+                   "fork": "ok"}
 
 
 @needs_sandbox
@@ -177,7 +200,8 @@ def test_real_filter_denies_and_allows():
 def test_control_without_filter():
     """Without the filter the same probes succeed: the filter is what denies them."""
     got = probe(None)
-    assert got["unix"] == "ok" and got["ptrace"] == "ok"
+    assert got["unix"] == "ok" and got["ptrace"] == "ok" and got["dgrampair"] == "ok"
+    assert got["pidfd_getfd"] == "ok"
     assert got["clone3"] in ("EFAULT", "EINVAL")
 
 
@@ -185,7 +209,8 @@ def test_control_without_filter():
 @pytest.mark.sandbox
 def test_unix_sockets_allowed_by_option():
     got = probe(build_filter(seccomp.host_arch(), deny_unix_sockets=False))
-    assert (got["unix"], got["ptrace"]) == ("ok", "EPERM")
+    assert (got["unix"], got["ptrace"], got["dgrampair"]) == ("ok", "EPERM", "ok")
+    assert got["vsock"] == "EAFNOSUPPORT"
 
 
 @needs_sandbox
