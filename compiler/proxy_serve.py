@@ -81,7 +81,8 @@ class Handler:
                 raise Refused(503, "too many concurrent proxy connections")
             await self.serve(reader, writer)
         except Refused as r:
-            await reply(writer, r.status, r.reason, r.rule)
+            if not r.quiet:
+                await reply(writer, r.status, r.reason, r.rule)
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
             pass
         finally:
@@ -114,11 +115,29 @@ class Handler:
         if method == "CONNECT":
             host, port = split_authority(target, None)
             upstream_r, upstream_w = await self.open(host, port)
+            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            back = asyncio.ensure_future(self.pipe(upstream_r, writer, activity, eof=False))
+            fwd = asyncio.ensure_future(
+                self.tunnel(reader, writer, upstream_w, host, port, activity))
             try:
-                writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                await _both(self.tunnel(reader, writer, upstream_w, host, port, activity),
-                            self.pipe(upstream_r, writer, activity))
+                await asyncio.wait({fwd, back}, return_when=asyncio.FIRST_COMPLETED)
+                if not fwd.done():
+                    _eof(writer)            # upstream is done: pass its EOF on at once
+                try:
+                    await fwd
+                except Refused as r:
+                    if r.drain and not back.done():
+                        # Requests already judged and forwarded still get their
+                        # answers; the refusal follows them.
+                        _eof(upstream_w)
+                        await asyncio.wait({back}, timeout=self.s.head_timeout)
+                    raise
+                await back
+                _eof(writer)
             finally:
+                for task in (fwd, back):
+                    task.cancel()
+                await asyncio.gather(fwd, back, return_exceptions=True)
                 upstream_w.close()
             return
         if not target.lower().startswith("http://"):
@@ -190,7 +209,9 @@ class Handler:
 
     async def tunnel(self, reader, writer, upstream_w, host: str, port: int,
                      activity: list) -> None:
-        """Client to upstream through a CONNECT tunnel, judging what it carries."""
+        """Client to upstream through a CONNECT tunnel, judging what it carries.
+
+        A refusal raised after plain-text requests were forwarded has ``drain`` set."""
         stream = _Stream(reader, self, activity)
         kind = None
         while kind is None:
@@ -204,7 +225,9 @@ class Handler:
                 if need:
                     sni = client_hello_sni(data[:need])
                     if sni is not None and not same_host(sni, None, host, port):
-                        raise self.front(sni, host, port, "the TLS ClientHello (SNI)")
+                        refused = self.front(sni, host, port, "the TLS ClientHello (SNI)")
+                        refused.quiet = True      # the client speaks TLS: just close
+                        raise refused
                     kind = "opaque"
                 elif len(data) > MAX_HELLO:
                     raise Refused(400, "TLS ClientHello too large")
@@ -216,28 +239,41 @@ class Handler:
             upstream_w.write(bytes(stream.buf))
             stream.buf.clear()
             return await self.pipe(reader, upstream_w, activity)
+        sent = False
         while True:
-            head = await stream.until(b"\r\n\r\n", MAX_HEAD)
-            if head is None:
+            try:
+                more = await self.judged_request(stream, upstream_w, host, port)
+            except Refused as r:
+                r.drain = sent
+                raise
+            if not more:
                 return _eof(upstream_w)
-            method, target, headers = parse_head(head.lstrip(b"\r\n"))
-            names = [("the Host header", host_header(headers))]
-            if "://" in target:
-                names.append(("the request URL", target.partition("://")[2].partition("/")[0]))
-            for what, name in names:
-                try:
-                    n_host, n_port = split_authority(name, 0)
-                except Refused:
-                    raise self.front(name, host, port, what) from None
-                if not same_host(n_host, n_port or None, host, port):
-                    raise self.front(name, host, port, what)
-            if method == "CONNECT" or any(n.lower() == "upgrade" for n, _ in headers):
-                why = "a protocol switch inside a plain-text tunnel cannot be judged"
-                self.s._record(host, port, False, FRONTING_RULE, why)
-                raise Refused(403, why, FRONTING_RULE)
-            framing = body_framing(headers)
-            upstream_w.write(head)
-            await self.body(stream, upstream_w, framing)
+            sent = True
+
+    async def judged_request(self, stream: _Stream, upstream_w, host: str, port: int) -> bool:
+        """Judge and forward one plain-text request from a tunnel; False at EOF."""
+        head = await stream.until(b"\r\n\r\n", MAX_HEAD)
+        if head is None:
+            return False
+        method, target, headers = parse_head(head.lstrip(b"\r\n"))
+        names = [("the Host header", host_header(headers))]
+        if "://" in target:
+            names.append(("the request URL", target.partition("://")[2].partition("/")[0]))
+        for what, name in names:
+            try:
+                n_host, n_port = split_authority(name, 0)
+            except Refused:
+                raise self.front(name, host, port, what) from None
+            if not same_host(n_host, n_port or None, host, port):
+                raise self.front(name, host, port, what)
+        if method == "CONNECT" or any(n.lower() == "upgrade" for n, _ in headers):
+            why = "a protocol switch inside a plain-text tunnel cannot be judged"
+            self.s._record(host, port, False, FRONTING_RULE, why)
+            raise Refused(403, why, FRONTING_RULE)
+        framing = body_framing(headers)
+        upstream_w.write(head)
+        await self.body(stream, upstream_w, framing)
+        return True
 
     async def body(self, stream: _Stream, dst, framing: int | str) -> None:
         """Forward exactly one request body (``framing`` from ``body_framing``)."""
@@ -287,15 +323,16 @@ class Handler:
             return data
 
     async def pipe(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter,
-                   activity: list) -> None:
-        """Copy one direction until EOF or idle, then pass the EOF on."""
+                   activity: list, eof: bool = True) -> None:
+        """Copy one direction until EOF or idle, then pass the EOF on (if ``eof``)."""
         try:
             while data := await self.read(src, activity):
                 dst.write(data)
                 await dst.drain()
         except (ConnectionError, OSError):
             pass
-        _eof(dst)          # not when cancelled: a refusal may still answer the client
+        if eof:            # never when cancelled: a refusal may still answer the client
+            _eof(dst)
 
 
 def _eof(dst) -> None:
@@ -304,20 +341,6 @@ def _eof(dst) -> None:
             dst.write_eof()
         except OSError:
             pass
-
-
-async def _both(a, b) -> None:
-    """Run two directions; a refusal or error in either ends both."""
-    tasks = [asyncio.ensure_future(a), asyncio.ensure_future(b)]
-    try:
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        for t in done:
-            if t.exception() is not None:
-                raise t.exception()
-    finally:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 _STATUS = {400: "Bad Request", 403: "Forbidden", 408: "Request Timeout", 431:

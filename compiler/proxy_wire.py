@@ -28,6 +28,8 @@ class Refused(Exception):
     def __init__(self, status: int, reason: str, rule: str | None = None) -> None:
         super().__init__(reason)
         self.status, self.reason, self.rule = status, reason, rule
+        self.drain = False        # answers to requests already forwarded come first
+        self.quiet = False        # inside TLS: no HTTP answer can be sent, only a close
 
 
 def parse_head(head: bytes) -> tuple[str, str, list[tuple[str, str]]]:
