@@ -85,6 +85,8 @@ def lint(path_or_name: str, *, workspace: str | None = None) -> list[Diagnostic]
     _check_writable(profile, origins, out)
     _check_credentials(profile, origins, out)
     _check_network(profile, origins, leaf.display, out)
+    if workspace is not None:
+        _check_git_copies(profile, origins, workspace, out)
     return _dedupe(out)
 
 
@@ -326,3 +328,42 @@ def _check_network(profile: Profile, origins, leaf: str, out: list[Diagnostic]) 
         if where.file == leaf:
             out.append(_diag("RF514", 'network.mode is "proxy" but the allowlist is empty, '
                              "so there is no network (no proxy is started)", where))
+
+
+def _glob_regex(glob: str) -> re.Pattern:
+    """A read_deny glob relative to the workspace, as the compiler expands it."""
+    out, i = "", 0
+    while i < len(glob):
+        if glob.startswith("**/", i):
+            out, i = out + "(?:.*/)?", i + 3
+        elif glob.startswith("**", i):
+            out, i = out + ".*", i + 2
+        elif glob[i] == "*":
+            out, i = out + "[^/]*", i + 1
+        elif glob[i] == "?":
+            out, i = out + "[^/]", i + 1
+        else:
+            out, i = out + re.escape(glob[i]), i + 1
+    return re.compile(out + r"\Z")
+
+
+def _check_git_copies(profile: Profile, origins, workspace: str, out: list[Diagnostic]) -> None:
+    """RF520: a workspace path masked by read_deny that git also tracks (``git show :.env``)."""
+    from ringfence.rfcore.gitindex import tracked_paths
+
+    masks = [(entry, entry[len("{workspace}/"):]) for entry in profile.filesystem.read_deny
+             if entry.startswith("{workspace}/")]
+    if not masks:
+        return
+    tracked = tracked_paths(workspace)
+    for entry, rel in masks:
+        rx = _glob_regex(rel)
+        hits = [t for t in tracked if rx.match(t)]
+        if hits:
+            where = origins.get(("filesystem.read_deny", entry), Located())
+            more = f" and {len(hits) - 1} more" if len(hits) > 1 else ""
+            out.append(_diag(
+                "RF520", f"{entry!r} masks files by path only, but git tracks {hits[0]!r}"
+                f"{more}: inside the sandbox `git show :{hits[0]}` (or .git/objects) still "
+                "reads it; remove it from the index and history, or keep the repository "
+                "out of the sandboxed workspace", where, source=entry))

@@ -180,4 +180,23 @@ RULES: tuple[Rule, ...] = (
         bad='extends = "observe"\n[network]\nallow = ["pypi.org"]\n',
         good='extends = "observe"\n[network]\nmode = "proxy"\nallow = ["pypi.org"]\n',
     ),
+    Rule(
+        code="RF520", name="masked-secret-tracked-by-git",
+        summary="a read-denied workspace file is also in git, which reads it past the mask",
+        explanation=(
+            "`read_deny` hides files by path: an empty tmpfs or /dev/null is mounted over "
+            "`.env`, `*.pem`, ... inside the sandbox. A copy git keeps is not at that path: "
+            "the staged or committed blob sits compressed in `.git/objects`, so `git show "
+            ":.env`, `git show HEAD:.env` or reading the object database directly prints it. "
+            "Strict does not hide the object database (every `git status`, `diff` and `log` "
+            "needs it). Lint reads the workspace's git index (without running git) and "
+            "reports each masked pattern that matches a tracked file."),
+        bad='extends = "strict"\n   # in a workspace whose git index tracks .env',
+        good='extends = "strict"\n   # .env listed in .gitignore and never committed',
+        known_problems=(
+            "Only the index is read: a secret that was committed and later removed from "
+            "the index is still in history and is not reported. Lint applies it to "
+            "`.ringfence.toml` files (their directory is the workspace) or with an "
+            "explicit workspace."),
+    ),
 )

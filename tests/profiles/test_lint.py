@@ -26,21 +26,38 @@ def lint_text(tmp_path: Path, text: str, name: str = "profile.toml"):
 
 
 def test_the_lint_family_is_registered():
-    assert [r.code for r in LINT_RULES] == [f"RF5{n:02d}" for n in range(15)]
+    assert [r.code for r in LINT_RULES] == [f"RF5{n:02d}" for n in range(15)] + ["RF520"]
 
 
 def example_name(rule) -> str:
-    return ".ringfence.toml" if rule.code == "RF513" else "profile.toml"
+    return ".ringfence.toml" if rule.code in ("RF513", "RF520") else "profile.toml"
+
+
+def example_workspace(tmp_path: Path, rule, bad: bool) -> None:
+    """What the example's comment describes, set up in the workspace it is linted in."""
+    if rule.code != "RF520":
+        return
+    import subprocess
+
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (tmp_path / ".env").write_text("TOKEN=x\n")
+    (tmp_path / "app.py").write_text("print(1)\n")
+    if not bad:
+        (tmp_path / ".gitignore").write_text(".env\n")
+    subprocess.run([*git, "add", "-A"], check=True)
 
 
 @pytest.mark.parametrize("rule", LINT_RULES, ids=lambda r: r.code)
 def test_rule_bad_example_fires(tmp_path, rule):
+    example_workspace(tmp_path, rule, bad=True)
     _, diags = lint_text(tmp_path, rule.bad, example_name(rule))
     assert rule.code in [d.code for d in diags], [d.format() for d in diags]
 
 
 @pytest.mark.parametrize("rule", LINT_RULES, ids=lambda r: r.code)
 def test_rule_good_example_is_clean(tmp_path, rule):
+    example_workspace(tmp_path, rule, bad=False)
     _, diags = lint_text(tmp_path, rule.good, example_name(rule))
     assert diags == [], [d.format() for d in diags]
 
@@ -228,3 +245,38 @@ def test_cli_compile_delegates_to_the_exporter(tmp_path):
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["profile"] == "strict" and data["workspace"] == str(ws)
+
+
+@pytest.mark.parametrize("version", [2, 3, 4])
+def test_git_index_is_read_without_git(tmp_path, version):
+    import subprocess
+
+    from ringfence.rfcore.gitindex import tracked_paths
+
+    git = ["git", "-C", str(tmp_path)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    names = ["a.txt", "deep/dir/.env.local", "deep/dir/x.pem", "z/" + "long" * 30 + ".key"]
+    for n in names:
+        (tmp_path / n).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / n).write_text("x\n")
+    subprocess.run([*git, "add", "-A"], check=True)
+    if version == 3:   # the extended flags word: an intent-to-add entry
+        (tmp_path / "ita.txt").write_text("x\n")
+        subprocess.run([*git, "add", "-N", "ita.txt"], check=True)
+        names.append("ita.txt")
+    subprocess.run([*git, "update-index", "--index-version", str(version)], check=True)
+    assert tracked_paths(str(tmp_path)) == sorted(names)
+
+
+def test_rf520_names_the_masked_pattern_and_the_tracked_file(tmp_path):
+    example_workspace(tmp_path, REGISTRY["RF520"], bad=True)
+    (tmp_path / "certs").mkdir()
+    (tmp_path / "certs" / "server.pem").write_text("x\n")
+    import subprocess
+    subprocess.run(["git", "-C", str(tmp_path), "add", "-A"], check=True)
+    p, diags = lint_text(tmp_path, 'extends = "strict"\n', ".ringfence.toml")
+    got = sorted((d.code, d.source) for d in diags)
+    assert got == [("RF520", "{workspace}/**/*.pem"), ("RF520", "{workspace}/**/.env*")]
+    env = next(d for d in diags if d.source == "{workspace}/**/.env*")
+    assert "git tracks '.env'" in env.message and "git show :.env" in env.message
+    assert env.file.endswith("strict.toml") and env.line is not None
