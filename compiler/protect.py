@@ -16,7 +16,7 @@ would leave behind. So nothing is created. Instead:
 3. a journal whose process died (SIGKILL) is processed by the next ringfence
    invocation and by ``doctor``, so even then nothing survives unreported.
 
-The journal also names the run's private runtime dir (proxy socket), which the
+The journal also names the run's private runtime dir (the staged launcher), which the
 recovery removes.
 """
 

@@ -157,7 +157,7 @@ class ProxyServer:
         self._tasks: set[asyncio.Task] = set()
         self._sock: socket.socket | None = None
         self._chan: socket.socket | None = None     # hand-off channel (host end)
-        self.handoff_fd: int | None = None          # the end the sandbox inherits
+        self.handoff_fd: int | None = None          # the sandbox's end; the caller closes it
         self.failure: str | None = None   # why the proxy loop could not start (fail closed)
 
     # --- lifecycle -------------------------------------------------------------
@@ -216,7 +216,9 @@ class ProxyServer:
             readable, _, _ = select.select([chan, self._wake_r], [], [])
             if self._wake_r in readable:
                 return None
-            _, fds, _, _ = socket.recv_fds(chan, 16, 2)
+            msg, fds, _, _ = socket.recv_fds(chan, 16, 2)
+            if msg == b"" and not fds:
+                return None                    # the sandbox never started the launcher
             if len(fds) != 1:
                 for fd in fds:
                     os.close(fd)
