@@ -45,6 +45,7 @@ def proxy(origin):
     p.rundir = rundir
     yield p
     p.stop()
+    os.close(p.handoff_fd)    # the caller owns the sandbox's end
     if os.path.exists(os.path.join(rundir, "relay.py")):
         os.unlink(os.path.join(rundir, "relay.py"))
     os.rmdir(rundir)          # nothing else may be left behind
