@@ -66,7 +66,6 @@ def test_json_and_bwrap_delegate_to_the_compiler(name):
     words = shlex.split(text.split("\nexec bwrap", 1)[1].replace("\\\n", " "))
     words.insert(0, "bwrap")
     expected = bwrap_backend.render(spec, ["$@"], seccomp_fd=9,
-                                    base_seccomp_fd=8 if spec.proxy else None,
                                     proxy_dir="$RINGFENCE_PROXY_DIR" if spec.proxy else None,
                                     env={n: f"${n}" for n in host.env_names}, inline_env=True,
                                     handoff_fd=8 if spec.proxy else None)

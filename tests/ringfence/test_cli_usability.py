@@ -342,7 +342,7 @@ def test_ledger_network_rule_says_default_deny_like_the_403_body():
     console.print(show_view(rec))
     text = console.export_text()
     assert DEFAULT_DENY in text
-    proxy = (ROOT / "compiler" / "proxy.py").read_text()
+    proxy = (ROOT / "compiler" / "proxy_serve.py").read_text()
     assert DEFAULT_DENY in proxy     # the same words as the proxy's 403 body
 
 
