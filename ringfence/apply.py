@@ -84,7 +84,10 @@ def _same(u: str, ust, l: str, lst) -> bool:
         return os.readlink(u) == os.readlink(l)
     if not stat.S_ISREG(ust.st_mode):
         return False
-    if ust.st_mode != lst.st_mode or ust.st_size != lst.st_size:
+    # A copy-up keeps the mtime: a file only opened for writing is identical in
+    # everything; a `touch` (new mtime, same bytes) is a change build tools rely on.
+    if (ust.st_mode != lst.st_mode or ust.st_size != lst.st_size
+            or ust.st_mtime_ns != lst.st_mtime_ns):
         return False
     with open(u, "rb") as a, open(l, "rb") as b:
         while True:
