@@ -79,19 +79,18 @@ class Registry:
 
 
 def _in_git_dir(inner: list[str]) -> tuple[str, str]:
-    # modules/<name>/... and worktrees/<name>/... are git dirs of their own.
-    while len(inner) > 2 and inner[0] in ("modules", "worktrees"):
-        inner = inner[2:]
-    if len(inner) >= 2 and inner[0] == "hooks":
+    # By name at ANY depth below .git, not only at git's usual places: a commondir
+    # or gitdir can make git read .git/x/config or .git/x/hooks as its own.
+    last = inner[-1]
+    if "hooks" in inner[:-1]:
         return ("hook", "git runs hooks on commit, checkout, merge, push")
-    if inner == ["info", "attributes"]:
+    if inner[-2:] == ["info", "attributes"]:
         return ("attributes", "info/attributes: filter/diff/merge drivers")
-    if len(inner) == 1:
-        for name, kind, why in IN_GIT_DIR:
-            if inner[0] == name and kind != "attributes":
-                if kind == "hook":
-                    return ("git-data", "the hooks directory itself")
-                return (kind, why)
+    for name, kind, why in IN_GIT_DIR:
+        if last == name and kind not in ("attributes", "hook"):
+            return (kind, why)
+    if last == "hooks":
+        return ("git-data", "the hooks directory itself")
     return ("git-data", "repository data git reads, never runs")
 
 
@@ -146,7 +145,13 @@ def _judge_redirect(rel: str, text: str, workspace: str) -> str | None:
     inside = where == workspace or where.startswith(workspace.rstrip("/") + "/")
     if not inside:
         return f"points git outside the workspace ({target})"
-    if ".git" not in os.path.relpath(where, workspace).split("/"):
+    parts = os.path.relpath(where, workspace).split("/")
+    if ".git" not in parts:
+        return f"points git at a directory that is not a .git directory ({target})"
+    # Only where git itself points: a .git dir, or its worktrees/<n> and
+    # modules/<n>(/modules/<m>...) git dirs; never a made-up dir inside .git.
+    rest = parts[len(parts) - parts[::-1].index(".git"):]
+    if len(rest) % 2 or any(rest[i] not in ("worktrees", "modules") for i in range(0, len(rest), 2)):
         return f"points git at a directory that is not a .git directory ({target})"
     return None
 
