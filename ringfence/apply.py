@@ -206,7 +206,6 @@ def _walk(upper_dir: str, ws_dir: str, rel_dir: str, registry, p: Plan) -> None:
             continue
         is_dir = stat.S_ISDIR(ust.st_mode)
         if is_dir and lst is not None and stat.S_ISDIR(lst.st_mode) and not _opaque(upath):
-            reason, kind = _judge(registry, rel, upath, ust, lpath, lst)
             _walk(upath, lpath, rel, registry, p)            # merge into the existing dir
             continue
         if is_dir:

@@ -21,7 +21,7 @@ from typing import Mapping
 
 from ringfence.compiler import stage as stg
 from ringfence.compiler.spec import Note
-from ringfence.rfcore.records import field, record
+from ringfence.rfcore.records import record
 
 from .apply import Action, Plan, apply_plan, plan
 from .obeyed import Registry
