@@ -145,6 +145,20 @@ def test_hooks_path_target_rewrite_is_held(box, hooks):
     assert not box.marker.exists()
 
 
+def test_include_target_in_the_workspace_is_judged_as_config(box):
+    (box.ws / "shared.gitconfig").write_text("[user]\n\tname = h\n")
+    host_git(box, "config", "include.path", "../shared.gitconfig")
+    r = run(box, f"printf '%s' '{fsmonitor(box)}' >> shared.gitconfig; "
+                 "printf '[user]\\n\\tname = h\\n' > other.gitconfig")
+    assert r.returncode == 0, r.stderr
+    assert "held for review: shared.gitconfig (adds git config keys that can run " \
+           "programs: core.fsmonitor)" in r.stderr
+    assert (box.ws / "shared.gitconfig").read_text() == "[user]\n\tname = h\n"
+    assert (box.ws / "other.gitconfig").exists()        # not an include target: applied
+    host_git(box, "status")
+    assert not box.marker.exists()
+
+
 def test_symlinks_at_every_level_never_reach_home(box):
     box.run("build", "--", "true")      # creates Build's tooling cache under ~/.cache
     before = tree(box.home)
