@@ -72,6 +72,14 @@ class Stage:
             json.dump(data, fh)
         os.replace(tmp, self.meta_path)
 
+    def clear_work(self) -> None:
+        """Empty the overlay's work dir once the sandbox is gone. overlayfs leaves a
+        mode-000 ``work/work`` there, which a plain ``rm -rf`` of the state dir
+        could not remove as an unprivileged user."""
+        _chmod_tree(self.work)
+        for name in os.listdir(self.work) if os.path.isdir(self.work) else ():
+            shutil.rmtree(os.path.join(self.work, name), ignore_errors=True)
+
     def remove(self) -> None:
         """Remove the whole stage (overlay's work dir may hold a mode-000 dir)."""
         _chmod_tree(self.work)

@@ -127,6 +127,7 @@ def registry_for(workspace: str, profile=None, env: Mapping[str, str] | None = N
 
 def settle(stage: stg.Stage, profile=None, env: Mapping[str, str] | None = None) -> Settled:
     ws = stage.workspace
+    stage.clear_work()
     reg = registry_for(ws, profile, env)
     try:
         p = plan(stage.upper, ws, reg)
