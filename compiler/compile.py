@@ -16,8 +16,8 @@ from ringfence.profiles.model import Profile
 from ringfence.rfcore.errors import SandboxError
 
 from .spec import (Bind, CapDropAll, Chdir, ClearEnv, Dev, DevNullOver, DieWithParent,
-                   DisableUserns, NewSession, Note, PassEnv, Proc, Protect, Proxy,
-                   RoBind, Rlimit, SandboxSpec, Seccomp, SetEnv, Tmpfs, UnshareAll)
+                   DisableUserns, NewSession, Note, PassEnv, Proc, Proxy, RoBind,
+                   Rlimit, SandboxSpec, Seccomp, SetEnv, Stage, Tmpfs, UnshareAll)
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 GLOB_CHARS = re.compile(r"[*?\[]")
@@ -74,20 +74,6 @@ def _writable_templates(profile: Profile) -> list[str]:
     return out
 
 
-def _protect_targets(profile: Profile, roots: list[str], ctx: dict) -> list[str]:
-    """Protected entries as absolute paths: relative ones under every writable root."""
-    out: list[str] = []
-    for entry in profile.filesystem.write_protect:
-        entry = entry.rstrip("/") or entry
-        if entry.startswith(("/", "~", "{")):
-            path = expand(entry, **ctx)
-            if path:
-                out.append(path)
-        else:
-            out.extend(_norm(posixpath.join(root, entry)) for root in roots)
-    return list(dict.fromkeys(out))
-
-
 def wanted_paths(profile: Profile, workspace: str | None, host) -> tuple[list[str], list[str]]:
     """(plain paths, glob patterns) whose facts compile needs. Used by the probe."""
     ctx = _ctx(profile, workspace, host)
@@ -103,8 +89,6 @@ def wanted_paths(profile: Profile, workspace: str | None, host) -> tuple[list[st
         path = expand(entry, **ctx)
         if path:
             (patterns if GLOB_CHARS.search(path) else plain).append(path)
-    for path in _protect_targets(profile, roots, ctx):
-        (patterns if GLOB_CHARS.search(path) else plain).append(path)
     return plain, patterns
 
 
@@ -149,7 +133,6 @@ def compile_profile(profile: Profile, workspace: str | None, host) -> SandboxSpe
     # any other writable root that resolves somewhere else through a link would let a
     # profile (or a planted link) widen write access, so it must stay where it says.
     roots: list[str] = []
-    root_pairs: list[tuple[str, str]] = []
     for template in _writable_templates(profile):
         path = expand(template, **ctx)
         if path is None:
@@ -166,49 +149,19 @@ def compile_profile(profile: Profile, workspace: str | None, host) -> SandboxSpe
                 "outside the workspace; refusing to make it writable (RF603)",
                 hint="point the profile at the real directory, or remove the link")
         roots.append(fact.real)
-        root_pairs.append((path, fact.real))
         ops.append(Bind(fact.real, fact.real))
 
-    # Always write-protected paths inside writable roots: existing ones are re-bound
-    # read-only (a mount point cannot be unlinked or renamed over). Missing ones get
-    # NO placeholder; Protect() makes the executor journal them and report/remove
-    # them if the run creates them.
-    declared = [d for d, _ in root_pairs]
-    every_root = declared + roots
-    anchors: list = []      # rw self-binds of the parents of protected paths
-    masks: list = []        # ro re-binds of the protected paths themselves
-    watched: list = []
-    for path in _protect_targets(profile, declared, ctx):
-        if not any(_inside(path, r) for r in every_root):
-            continue            # outside every writable root: read-only already
-        found = host.globs.get(path, ()) if GLOB_CHARS.search(path) else (path,)
-        for p in found:
-            fact = host.path(p)
-            root = next((r for r in roots if _inside(fact.real, r)), None)
-            if fact.kind == "missing" or root is None:
-                continue
-            if fact.is_link:
-                notes.append(Note("RF614", f"protected path {p} is a symbolic link; its "
-                                  f"target {fact.real} is protected and the link is watched"))
-            # A mount point cannot be renamed or removed (EBUSY). Self-binding every
-            # parent between the root and the protected path keeps them writable but
-            # stops `mv .git .git-old && mkdir -p .git/hooks` from swapping in a
-            # fresh, unprotected directory the host would later obey.
-            parent = posixpath.dirname(fact.real)
-            chain = []
-            while parent != root and _inside(parent, root):
-                chain.append(parent)
-                parent = posixpath.dirname(parent)
-            for anc in reversed(chain):
-                if Bind(anc, anc) not in anchors:
-                    anchors.append(Bind(anc, anc))
-            if RoBind(fact.real, fact.real) not in masks:
-                masks.append(RoBind(fact.real, fact.real))
-        watched.append(Protect(path))
-    ops.extend(anchors + masks)
+    # Every write under the workspace is staged in an overlay (compiler/stage.py):
+    # the host sees nothing until ringfence applies the run's upper dir, and a
+    # change to a file the host obeys (.git/config, hooks, .envrc, the profile's
+    # write_protect entries...) is applied only when judged harmless by content,
+    # else held for a person (ringfence/obeyed.py). No read-only re-binds: git
+    # itself must be able to write .git/config (git init, git config).
+    if ws_real is not None and ws_real in roots:
+        ops.append(Stage(ws_real))
 
     # Read-denied paths that exist: an empty tmpfs over directories, /dev/null over
-    # files. After every bind (writable roots, pinned parents, protected re-binds),
+    # files. After every bind (writable roots),
     # so no later bind can re-expose what is masked.
     for entry in profile.filesystem.read_deny:
         path = expand(entry, **ctx)
@@ -228,22 +181,19 @@ def compile_profile(profile: Profile, workspace: str | None, host) -> SandboxSpe
     # ringfence's own state, pattern cache and config decide what runs without
     # asking (grants, the user's profile) and hold earlier runs' output: hidden in
     # every sandbox whatever the profile says, even when they sit inside the
-    # workspace. Mechanism, not policy. One that does not exist yet but would be
-    # creatable in a writable root is watched like a protected path, so a sandbox
-    # cannot plant a forged ledger for ringfence to open later.
+    # workspace. Mechanism, not policy. One that does not exist yet inside the
+    # workspace is in the host-obeyed registry: a planted ledger is held, never
+    # applied (ringfence/settle.py).
     for d in host.private_dirs:
         fact = host.path(d)
         if fact.kind == "dir":
             ops.append(Tmpfs(fact.real))
         elif fact.kind in ("file", "other"):
             ops.append(DevNullOver(fact.real))
-        elif any(_inside(d, r) for r in roots):
-            watched.append(Protect(d))
 
     env_ops = _env_ops(profile, host, ctx, notes)
     ops.extend(_ca_binds(host, ops, {op.name for op in env_ops if isinstance(op, PassEnv)},
                          notes))
-    ops.extend(watched)
 
     ops.extend(env_ops)
     ops.append(Seccomp(deny_unix_sockets=not profile.network.allow_unix_sockets))

@@ -26,12 +26,12 @@ from typing import IO, Mapping, Sequence
 
 from ringfence.rfcore.errors import SandboxError
 
-from . import protect
+from . import stage as staging
 from .backends.bwrap import env_args, render
 from .host import HOST_ENV
 from .reap import Subreaper, child_pid
 from .terminal import ControlStrings, TermGuard, sink_is_tty, stdin_fd
-from .spec import Note, Rlimit, SandboxSpec
+from .spec import Note, Rlimit, SandboxSpec, Stage
 
 TAIL_BYTES = 64 * 1024
 TIMEOUT_EXIT = 124          # as timeout(1)
@@ -46,7 +46,7 @@ class ExecResult:
     duration: float
     network_decisions: tuple = ()
     degradations: tuple[Note, ...] = ()
-    protected_created: tuple[Note, ...] = ()
+    stage: object = None                # compiler.stage.Stage: the run's staged writes
     stdout: bytes | None = None         # whole output, only with capture=True
     stderr: bytes | None = None
     timed_out: bool = False
@@ -138,16 +138,28 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
                            "command unsandboxed (RF601)",
                            hint="apt-get install bubblewrap (or dnf install bubblewrap), "
                                 "then check with 'ringfence doctor'")
-    journal = protect.begin(spec, env)
-    fds: list[int] = []
+    stage = None
+    stage_r = stage_w = None
+    stage_ops = spec.of(Stage)
+    if stage_ops:
+        from ringfence.rfcore.paths import state_dir
+
+        try:
+            stage = staging.create(state_dir(env), stage_ops[0].path)
+        except OSError as exc:
+            raise staging.setup_error(f"cannot create a stage dir: {exc}".encode()) from None
+        stage_r, stage_w = os.pipe()
+    fds: list[int] = [f for f in (stage_r,) if f is not None]
     proxy = None
+    proxy_dir = None
+    ran = False
     try:
         seccomp_fd = _seccomp_fd(spec, host.arch, degradations)
         if seccomp_fd is not None:
             fds.append(seccomp_fd)
         proxy_dir = handoff_fd = None
         if spec.proxy is not None:
-            proxy, proxy_dir = _start_proxy(spec, journal, degradations)
+            proxy, proxy_dir = _start_proxy(spec, stage, degradations)
             handoff_fd = proxy.handoff_fd
             fds.append(handoff_fd)      # the sandbox's end; ours is closed after the run
         status_r, status_w = os.pipe()
@@ -167,10 +179,16 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
         bargv[1:1] = ["--args", str(env_fd)]
         for note in degradations[len(recovered) + len(spec.notes):]:
             warn(note)
+        pre = _rlimit_fn(spec)
+        if stage is not None:
+            pre = staging.preexec(stage, stage_w, then=pre)
         result = _stream(bargv, dict(HOST_ENV), status_r, spec, timeout, stdin,
                          capture, out, err, degradations,
-                         pass_fds=tuple(f for f in fds if f != status_r) + (status_w,),
-                         close_after_start=status_w)
+                         pass_fds=tuple(f for f in fds if f not in (status_r, stage_r))
+                         + (status_w,),
+                         close_after_start=status_w, preexec=pre,
+                         setup_err=(stage_r, stage_w) if stage is not None else None)
+        ran = True
     finally:
         for fd in fds:
             try:
@@ -189,10 +207,11 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
                                       f"({proxy.failure}); its connections were refused, "
                                       "the command had no network"),)
                 warn(late[0])
-        created = protect.finish(journal)
-        for note in created:
-            warn(note)
-    return _with(result, network_decisions=decisions, protected_created=tuple(created),
+        if proxy_dir:
+            shutil.rmtree(proxy_dir, ignore_errors=True)
+        if stage is not None and not ran:
+            stage.remove()      # the command never ran (or we were interrupted)
+    return _with(result, network_decisions=decisions, stage=stage,
                  degradations=result.degradations + late)
 
 
@@ -225,7 +244,7 @@ def _relay_artifact(source: str) -> str:
     return cached if head == expect else source
 
 
-def _start_proxy(spec, journal, degradations):
+def _start_proxy(spec, stage, degradations):
     try:
         from .proxy import ProxyServer, make_runtime_dir
     except ImportError as exc:
@@ -239,7 +258,8 @@ def _start_proxy(spec, journal, degradations):
                            "refusing to run without the network policy the profile "
                            "states (RF607)",
                            hint="set XDG_RUNTIME_DIR to a writable directory") from None
-    journal.set_runtime_dir(rdir)
+    if stage is not None:       # so a SIGKILLed run's socket dir is removed later
+        stage.write_meta(runtime_dir=rdir)
     from .backends.bwrap import RELAY
 
     try:
@@ -268,7 +288,7 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
             timeout: float | None, stdin, capture: bool, out, err,
             degradations: list[Note], *, pass_fds: tuple[int, ...] = (),
             close_after_start: int | None = None, cwd: str | None = None,
-            sandboxed: bool = True) -> ExecResult:
+            sandboxed: bool = True, preexec=None, setup_err=None) -> ExecResult:
     out = out if out is not None else sys.stdout.buffer
     err = err if err is not None else sys.stderr.buffer
     feed = stdin if isinstance(stdin, (bytes, bytearray)) else None
@@ -281,7 +301,7 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
         proc = subprocess.Popen(
             cmd, env=env, cwd=cwd, stdin=subprocess.PIPE if feed is not None else stdin,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=pass_fds,
-            preexec_fn=_rlimit_fn(spec) if sandboxed else None)
+            preexec_fn=preexec if sandboxed else None)
     except OSError as exc:
         if reaper is not None:
             reaper.release()
@@ -292,6 +312,8 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
     finally:
         if close_after_start is not None:
             os.close(close_after_start)     # only bwrap holds the write end now
+        if setup_err is not None:
+            os.close(setup_err[1])          # only the child held it, until its exec
     if feed is not None:
         threading.Thread(target=_feed, args=(proc.stdin, bytes(feed)), daemon=True).start()
 
@@ -367,6 +389,12 @@ def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
                     sink.flush()
                 except (BrokenPipeError, ValueError):
                     pass
+        if setup_err is not None:
+            # The child could not set up the overlay (compiler/stage.py): it wrote
+            # why and exited before exec'ing bwrap; nothing ran.
+            msg = os.read(setup_err[0], 4096)
+            if msg:
+                raise staging.setup_error(msg)
     finally:
         sel.close()
         for sig, handler in previous.items():

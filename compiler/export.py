@@ -162,10 +162,12 @@ def _bwrap(spec, arch: str | None = None) -> Export:
     if rlimits:
         unsupported.append("rlimits are applied by ringfence's executor, not by bwrap: "
                            + ", ".join(f"{op.kind}={op.value}" for op in rlimits))
-    protects = [op for op in spec.ops if type(op).__name__ == "Protect"]
-    if protects:
-        unsupported.append(f"{len(protects)} protected path(s) that do not exist yet are "
-                           "journaled by ringfence's executor; plain bwrap cannot watch them")
+    stages = [op for op in spec.ops if type(op).__name__ == "Stage"]
+    if stages:
+        unsupported.append("the workspace's writes are staged in an overlay by ringfence's "
+                           "executor (bwrap 0.8 has no --overlay): plain bwrap writes "
+                           "straight into " + ", ".join(op.path for op in stages)
+                           + " and nothing judges what the host obeys")
     words = []
     for word in argv:
         if word == _ARGV:

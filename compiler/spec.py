@@ -96,14 +96,14 @@ Proxy = _op("Proxy", "allow deny listen socket_dir",
             "Network only through the host proxy, reached by an in-sandbox relay; "
             "socket_dir is where the host socket dir appears inside.",
             listen="127.0.0.1:3128", socket_dir="/tmp/.ringfence-proxy")
-Protect = _op("Protect", "path",
-              "A write-protected path to journal: nothing is mounted for a missing one "
-              "(that would leave a placeholder on the host); the executor reports and "
-              "removes it if the run creates it.")
+Stage = _op("Stage", "path",
+            "Stage every write under this writable root in an overlay (the root is its "
+            "lower layer, the upper lives in ringfence's private state): nothing reaches "
+            "the host until ringfence applies it, judging what the host obeys.")
 
 Op = (RoBind | Bind | Tmpfs | DevNullOver | Proc | Dev | UnshareAll | DisableUserns
       | DieWithParent | NewSession | CapDropAll | ClearEnv | SetEnv | PassEnv | Seccomp
-      | Rlimit | Chdir | Proxy | Protect)
+      | Rlimit | Chdir | Proxy | Stage)
 
 
 @record

@@ -27,7 +27,9 @@ from ringfence.rfcore.errors import ApprovalError, RingfenceError
 from .grants import add_grants, validate_scope
 from .ledger import Ledger, new_id, transaction
 
-WHERE = ("host", "sandbox")
+# "stage": a sandboxed run's changes to host-obeyed files, held in its stage until
+# a person applies (approve) or drops (deny) them (ringfence/held.py).
+WHERE = ("host", "sandbox", "stage")
 
 
 @record
@@ -127,6 +129,21 @@ def get(ledger: Ledger, approval_id: str) -> Approval:
     row = ledger.conn.execute("SELECT * FROM approvals WHERE id=?", (approval_id,)).fetchone()
     if row is None:
         raise ApprovalError(f"no approval {approval_id!r}",
+                            hint="see pending requests with 'ringfence approvals list'")
+    return _from_row(row)
+
+
+def get_or_for_run(ledger: Ledger, ident: str) -> Approval:
+    """An approval by its id, or a run's pending held changes by the RUN id."""
+    if not ident.startswith("run_"):
+        return get(ledger, ident)
+    from .ledger import storable
+
+    row = ledger.conn.execute("SELECT * FROM approvals WHERE run_id=? AND where_='stage' "
+                              "ORDER BY (status='pending') DESC, created_at DESC LIMIT 1",
+                              (storable(ident),)).fetchone()
+    if row is None:
+        raise ApprovalError(f"run {ident!r} has no held changes",
                             hint="see pending requests with 'ringfence approvals list'")
     return _from_row(row)
 

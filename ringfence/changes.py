@@ -1,4 +1,9 @@
-"""Measure what a run changed in its workspace: snapshot before, snapshot after, diff.
+"""Host runs only: what a run changed in its workspace (snapshot before/after, diff).
+
+Sandboxed runs are staged (compiler/stage.py) and get their exact record from
+their own overlay upper dir (ringfence/settle.py), at O(changes). A host run
+(``--host``, ``--sandbox off``) writes the workspace directly, so this capped
+walk is all there is for it.
 
 A snapshot is (path -> (size, mtime_ns, inode)) for every regular file and
 symlink under the root, without following symlinks (a link to / must not make

@@ -165,9 +165,13 @@ def approve(approval_id: str, *, scope: str = "once", session: str | None = None
             ledger: Ledger, deps: Deps | None = None, streams: Streams | None = None) -> int:
     """Execute a pending request where it was asked for; resume its original run."""
     streams = streams or Streams()
-    pending = ap.get(ledger, approval_id)
+    pending = ap.get_or_for_run(ledger, approval_id)
     if pending.status != "pending":
         raise ap.decided_error(pending)
+    if pending.where == "stage":
+        from .held import approve_held
+
+        return approve_held(pending, scope=scope, ledger=ledger, streams=streams)
     grant_session = session or pending.session or ""
     if scope == "session" and (not grant_session or grant_session.startswith("proc-")):
         raise ApprovalError(
@@ -217,6 +221,13 @@ def _approve_bound(pending, approval_id, scope, grant_session, profile, cwd_fd, 
 
 
 def deny(approval_id: str, *, ledger: Ledger) -> ap.Approval:
+    pending = ap.get_or_for_run(ledger, approval_id)
+    if pending.where == "stage":
+        from .held import deny_held
+
+        return deny_held(pending, ledger=ledger)
+    approval_id = pending.id
+
     def _record(conn, denied: ap.Approval) -> None:
         ledger.append_event_tx(conn, denied.run_id, "denied", approval_id=denied.id,
                                note=f"denied by {denied.decided_by}")
@@ -367,7 +378,9 @@ def _text(value: Any) -> str:
 
 
 def _sandbox_exec(req, ledger, deps, streams, run_id, keys, approval_id=None):
-    before = snapshot(req.workspace)
+    # No walk of the workspace: a staged run reports its exact changes itself
+    # (ringfence/settle.py); only a run that was not staged falls back to this.
+    before = None
     started = time.monotonic()
     try:
         result = _call_runner(req, deps, streams, keys)
@@ -427,16 +440,20 @@ def _record_sandbox(req, ledger, streams, run_id, result, before, started, appro
             getattr(result, "network", None)),
         degradations=_jsonable(getattr(result, "degradations", None)),
         outcome=getattr(result, "outcome", None), approval_id=approval_id)
+    if getattr(result, "held", None):
+        from .held import pend_held
+
+        pend_held(req, ledger, streams, run_id, result)
     return Outcome(run_id, state, code), result
 
 
-def _changes(before, workspace, result=None) -> dict:
-    changes = diff(before, snapshot(workspace)).to_json()
-    protected = getattr(result, "protected_created", None) if result is not None else None
-    if protected:
-        # Notes as JSON objects (code, message), never their Python repr.
-        changes["protected_created"] = [_jsonable(p) for p in protected]
-    return changes
+def _changes(before, workspace, result=None) -> dict | None:
+    staged = getattr(result, "changes", None) if result is not None else None
+    if staged is not None:
+        return staged
+    if before is None:
+        return None       # not staged (Observe: nothing writable), nothing to diff
+    return diff(before, snapshot(workspace)).to_json()
 
 
 def _jsonable(value: Any) -> Any:

@@ -39,7 +39,7 @@ class Prepared:
     spec: object                    # compiler.spec.SandboxSpec (None unless allowed)
     host: object                    # compiler.host.HostFacts
     env: Mapping[str, str] = field(repr=False, default_factory=dict)
-    recovered: tuple = ()           # RF615/RF604 notes from dead runs' journals
+    recovered: tuple = ()           # RF642 notes: dead runs' stages that never settled
 
 
 @record
@@ -59,7 +59,9 @@ class RunResult:
     stderr: bytes | None = None
     network: tuple = ()             # proxy decisions
     degradations: tuple = ()        # RF6xx notes (compile, runtime, recovery)
-    protected_created: tuple = ()   # RF604/RF605 notes
+    changes: dict | None = None     # the exact change record (ringfence/settle.py)
+    held: tuple = ()                # changes held for a person: ({path, op, why}, ...)
+    stage: str | None = None        # the stage dir keeping the held changes
     outcome: str | None = None      # why an aborted run stopped: "timeout" | "signal"
 
     def to_json(self) -> dict:
@@ -69,8 +71,7 @@ class RunResult:
             "spec_digest": self.spec_digest, "sandboxed": self.sandboxed,
             "duration": self.duration,
             "degradations": [{"code": n.code, "message": n.message} for n in self.degradations],
-            "protected_created": [{"code": n.code, "message": n.message}
-                                  for n in self.protected_created],
+            "changes": self.changes, "held": list(self.held),
         }
 
 
@@ -125,10 +126,10 @@ def prepare(argv: Sequence[str] | None = None, *, command: str | None = None,
 
 
 def recover(env: Mapping[str, str]) -> tuple:
-    """Finish the journals of dead runs BEFORE probing: a protected path they left
-    behind must be gone before this run's spec is compiled."""
+    """Report the stages of dead runs (SIGKILLed ringfence) that never settled:
+    their writes never reached the workspace; remove their proxy runtime dirs."""
     from ringfence.compiler.execute import warn
-    from ringfence.compiler.protect import recover as _recover
+    from ringfence.settle import recover as _recover
 
     notes = tuple(_recover(env))
     for note in notes:
@@ -173,6 +174,17 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
     limit = timeout if timeout is not None else p.profile.limits.timeout
     res = execute(p.spec, p.argv, host=p.host, env=p.env, timeout=limit, stdin=stdin,
                   capture=capture, out=out, err=err, recovered=p.recovered)
+    changes, held, kept, late = None, (), None, ()
+    if res.stage is not None:
+        # The sandbox is gone: record exactly what it wrote, apply what is harmless,
+        # keep what the host would obey (held) in the stage for a person.
+        from ringfence.compiler.execute import warn
+        from ringfence.settle import settle
+
+        settled = settle(res.stage, p.profile, p.env)
+        changes, held, kept, late = settled.changes, settled.held, settled.stage, settled.notes
+        for note in late:
+            warn(note)
     outcome = "timeout" if res.timed_out else "signal" if res.signal is not None else None
     if outcome:
         status = "aborted"        # SPEC §5's state; the outcome field says why
@@ -181,7 +193,8 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
     return RunResult(res.exit_code, status, p.profile.name, p.decision, p.reasons,
                      p.verdict, p.spec.digest(), res.sandboxed, res.duration,
                      res.stdout_tail, res.stderr_tail, res.stdout, res.stderr,
-                     res.network_decisions, res.degradations, res.protected_created, outcome)
+                     res.network_decisions, res.degradations + tuple(late), changes, held,
+                     kept, outcome)
 
 
 def run(argv: Sequence[str] | None = None, *, command: str | None = None, profile="build",

@@ -31,7 +31,7 @@ from typing import Mapping, Sequence
 
 from ringfence.compiler.spec import (Bind, CapDropAll, Chdir, ClearEnv, Dev, DevNullOver,
                            DieWithParent, DisableUserns, NewSession, PassEnv, Proc,
-                           Protect, Proxy, RoBind, Rlimit, SandboxSpec, Seccomp, SetEnv,
+                           Proxy, RoBind, Stage, Rlimit, SandboxSpec, Seccomp, SetEnv,
                            Tmpfs, UnshareAll)
 
 RELAY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "relay.py")
@@ -114,8 +114,8 @@ def render(spec: SandboxSpec, argv: Sequence[str], *, bwrap: str = "bwrap",
             if proxy_dir is None:
                 raise ValueError("a proxy spec needs proxy_dir")
             out += ["--ro-bind", proxy_dir, op.socket_dir]
-        elif isinstance(op, (Rlimit, Protect)):
-            pass            # applied by the executor (setrlimit; journal)
+        elif isinstance(op, (Rlimit, Stage)):
+            pass            # applied by the executor (setrlimit; the overlay mount)
         else:  # pragma: no cover - a new op type must be rendered explicitly
             raise AssertionError(f"unrendered op {op!r}")
     if inline_env:

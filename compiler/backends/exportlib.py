@@ -56,11 +56,17 @@ def read_denied(profile: Profile, workspace: str) -> list[str]:
 
 
 def protected(profile: Profile, workspace: str) -> list[str]:
-    """Always-write-protected paths: relative entries under every writable root."""
+    """Always-write-protected paths: relative entries under every writable root.
+
+    ringfence itself stages writes and judges the host-obeyed registry by content;
+    these formats cannot, so they deny writing the registry's fixed paths
+    (``rfcore.obeyed.EXPORT_DENY_WRITE``) plus the profile's ``write_protect``."""
+    from ringfence.rfcore.obeyed import EXPORT_DENY_WRITE
+
     tooling = tooling_dir(profile)
     roots = writable_roots(profile, workspace)
     out: list[str] = []
-    for entry in profile.filesystem.write_protect:
+    for entry in EXPORT_DENY_WRITE + tuple(profile.filesystem.write_protect):
         entry = entry.rstrip("/") or entry
         if entry.startswith(("/", "~", "{")):
             out.append(expand_path(entry, workspace=workspace, tooling=tooling))

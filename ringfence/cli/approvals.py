@@ -71,7 +71,8 @@ def _approvals_list(as_json: bool) -> None:
                   style="bold", highlight=False)
     now = time.time()
     for a in items:
-        where = "on the host" if a.where == "host" else f"in the {a.profile} sandbox"
+        where = {"host": "on the host", "stage": "into the workspace (held changes)"}.get(
+            a.where, f"in the {a.profile} sandbox")
         caps = ", ".join(a.keys) or "-"
         if not a.grantable:
             caps += "  (one-time: no standing grant can cover it)"
@@ -85,13 +86,34 @@ def _approvals_list(as_json: bool) -> None:
         for n, r in enumerate(a.reasons):
             # Escaped one by one: the layout is ours, not the command's.
             grid.add_row("why" if n == 0 else "", Text(visible(r)))
-        head = Text.assemble((a.id, "bold cyan"), f"  runs {where}, waiting {age(a.age(now))}")
+        ident = a.run_id if a.where == "stage" else a.id
+        verb = "applies" if a.where == "stage" else "runs"
+        head = Text.assemble((ident, "bold cyan"), f"  {verb} {where}, waiting {age(a.age(now))}")
         console.print()
         console.print(head)
         console.print(grid)
     console.print()
     console.print("approve: ringfence approve ID [--scope once|session|always]\n"
-                  "deny:    ringfence deny ID", highlight=False)
+                  "deny:    ringfence deny ID\n"
+                  "held changes (ID run_...): ringfence approvals show RUN_ID for the diffs",
+                  highlight=False)
+
+
+def _approvals_show(ident: str) -> None:
+    from ringfence import approvals as ap
+    from ringfence.held import diffs
+    from ringfence.render import visible
+
+    with _ledger() as led:
+        a = ap.get_or_for_run(led, ident)
+        items = diffs(led, a) if a.where == "stage" else []
+    print(f"{a.id} (run {a.run_id}) {a.status}: {visible(a.command)}")
+    for r in a.reasons:
+        print(f"  why: {visible(r)}")
+    for path, text in items:
+        print(f"--- held: {visible(path)}")
+        # Escaped: the diff is the sandbox's text, it must not drive the terminal.
+        print("\n".join(visible(line) for line in text.splitlines()) or "(no textual diff)")
 
 
 def _grants_list(as_json: bool) -> None:
@@ -139,9 +161,20 @@ def register(app: typer.Typer) -> None:
         """
         _approvals_list(as_json)
 
+    @approvals_app.command("show")
+    def approvals_show(ident: str = typer.Argument(..., metavar="ID",
+                                                   help="An ap_… id, or a run_… id with held changes.")) -> None:
+        """Show one request; for held changes, the diff of each held file.
+
+        Example: ringfence approvals show run_k3j5x7q2mn
+        """
+        _approvals_show(ident)
+
     @app.command()
     def approve(
-        approval_id: str = typer.Argument(..., metavar="ID", help="The ap_… id printed by run."),
+        approval_id: str = typer.Argument(..., metavar="ID",
+                                          help="The ap_… id printed by run, or a run_… id "
+                                               "whose held changes to apply."),
         scope: str = typer.Option("once", "--scope",
                                   help="once | session | always (grants the capabilities)."),
         session: Optional[str] = options.session(

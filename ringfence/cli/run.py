@@ -61,7 +61,9 @@ def _proxy_socket_check() -> Check:
 
 
 def checks() -> list[Check]:
-    from ringfence.compiler import protect
+    from ringfence.compiler import stage as staging
+    from ringfence.rfcore.paths import state_dir
+    from ringfence.settle import recover
     from ringfence.compiler.host import probe
 
     h = probe(full=True)
@@ -113,7 +115,11 @@ def checks() -> list[Check]:
                      f"ABI {abi}" if abi else "not available (optional; not used yet)",
                      "" if abi else "boot with lsm=...,landlock (optional)"))
     out.append(_proxy_socket_check())
-    notes = protect.recover()
+    ok, detail = staging.trial(state_dir())
+    out.append(Check("workspace staging (overlay)", ok, True, detail,
+                     "" if ok else "Linux >= 5.11 with overlayfs; put RINGFENCE_HOME (or "
+                     "XDG_STATE_HOME) on ext4, xfs, btrfs or tmpfs (RF640)"))
+    notes = recover()
     out.append(Check("interrupted runs", True, False,
                      "none left behind" if not notes else
                      "; ".join(f"{n.code} {n.message}" for n in notes)))

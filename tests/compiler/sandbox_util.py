@@ -59,9 +59,10 @@ class Box:
         return subprocess.run(cmd, cwd=self.ws, env=env or self.env(), capture_output=True,
                               text=True, timeout=timeout)
 
-    def journals(self) -> list[str]:
-        jdir = self.state / "journal"
-        return sorted(os.listdir(jdir)) if jdir.is_dir() else []
+    def stages(self) -> list[str]:
+        """Stage dirs left in ringfence's state (kept only while changes are held)."""
+        sdir = self.state / "stage"
+        return sorted(os.listdir(sdir)) if sdir.is_dir() else []
 
 
 def make_box() -> Box:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ringfence.compiler.compile import compile_profile, looks_like_credential
-from ringfence.compiler.spec import (Bind, DevNullOver, PassEnv, Protect, Proxy, RoBind, Rlimit,
+from ringfence.compiler.spec import (Stage, Bind, DevNullOver, PassEnv, Proxy, RoBind, Rlimit,
                            Seccomp, SetEnv, Tmpfs)
 from ringfence.profiles.load import load_profile
 from ringfence.profiles.model import Env, Filesystem, Limits, Network, Profile
@@ -75,16 +75,18 @@ def test_observe_binds_nothing_writable():
     assert DevNullOver(f"{WS}/.env") not in ops   # observe does not hide workspace secrets
 
 
-def test_existing_protected_paths_are_rebound_readonly_and_parents_pinned():
+def test_the_workspace_is_staged_and_nothing_is_rebound_read_only():
     ops = list(_ops("build"))
-    assert RoBind(f"{WS}/.git/hooks", f"{WS}/.git/hooks") in ops
-    assert RoBind(f"{WS}/.git/config", f"{WS}/.git/config") in ops
-    # .git is self-bound (a mount point cannot be renamed) before the read-only binds
-    assert ops.index(Bind(f"{WS}/.git", f"{WS}/.git")) < ops.index(
-        RoBind(f"{WS}/.git/hooks", f"{WS}/.git/hooks"))
-    # missing ones get no mount (no placeholder) but are journaled
-    assert Protect(f"{WS}/.envrc") in ops
-    assert not [o for o in ops if isinstance(o, (RoBind, Bind)) and o.dst == f"{WS}/.envrc"]
+    # git must be able to write .git/config itself (git init, git config): the
+    # overlay stages every write instead, and the host-obeyed registry judges them.
+    assert Stage(WS) in ops and ops.index(Stage(WS)) > ops.index(Bind(WS, WS))
+    assert not [o for o in ops if isinstance(o, RoBind) and o.dst.startswith(WS + "/")]
+    assert not [o for o in ops if isinstance(o, Bind) and o.dst != WS
+                and o.dst.startswith(WS + "/")]
+
+
+def test_observe_stages_nothing():
+    assert not [o for o in _ops("observe") if isinstance(o, Stage)]
 
 
 def test_build_has_proxy_env_and_tooling_cache_vars():

@@ -57,4 +57,5 @@ def test_probe_and_path_facts_for_a_profile(tmp_path):
     facts = host.for_profile(load_profile("strict"), str(ws))
     assert facts.path(str(ws)).kind == "dir"
     assert facts.globs[f"{ws}/**/.env*"] == (f"{ws}/.env",)
-    assert facts.path(f"{ws}/.envrc").kind == "missing"
+    # host-obeyed files are no longer probed: the overlay stages them (no re-binds)
+    assert f"{ws}/.envrc" not in facts.paths

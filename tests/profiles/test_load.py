@@ -48,7 +48,11 @@ def test_sandboxed_builtins_deny_credentials_and_protect_files(name):
     p = load_profile(name)
     assert p.sandbox is True and p.source == f"builtin:{name}" and p.name == name
     assert set(CREDENTIAL_STORES) <= set(p.filesystem.read_deny)
-    assert set(PROTECTED) <= set(p.filesystem.write_protect)
+    # The host-obeyed registry is built in (no profile can drop it); exporters,
+    # which cannot stage and judge writes, deny writing its fixed paths.
+    from ringfence.rfcore.obeyed import EXPORT_DENY_WRITE
+    assert set(PROTECTED) <= set(EXPORT_DENY_WRITE)
+    assert p.filesystem.write_protect == ()
     assert p.filesystem.private_tmp is True
     assert p.env.allow_credentials == ()
     assert not [n for n in p.env.pass_ if looks_like_credential(n)]

@@ -90,14 +90,19 @@ def test_old_repr_notes_read_back_as_objects():
 def test_the_governor_passes_notes_not_their_repr(tmp_path):
     from ringfence import governor
 
+    # protected_created (RF604 notes) is gone with the journal (issue 12): a staged
+    # run's record carries its held changes as JSON objects and is stored as is.
+    record = {"created": [".envrc"], "modified": [], "deleted": [], "capped": False,
+              "staged": True, "stage": "st_x", "not_applied": [],
+              "held": [{"path": ".envrc", "op": "move", "why": "direnv runs it on cd"}]}
+
     class Result:
-        protected_created = (Note("RF604", "created .envrc"),)
+        changes = record
 
     ws = tmp_path / "ws"
     ws.mkdir()
-    before = governor.snapshot(str(ws))
-    changes = governor._changes(before, str(ws), Result())
-    assert changes["protected_created"] == [{"code": "RF604", "message": "created .envrc"}]
+    assert governor._changes(None, str(ws), Result()) == record
+    assert governor._jsonable((Note("RF641", "held"),)) == [{"code": "RF641", "message": "held"}]
 
 
 def test_summary_groups_by_directory_tree():

@@ -371,9 +371,15 @@ def test_sandbox_deny_rule_is_77(env):
 
 
 def test_sandbox_run_is_recorded_with_changes(env):
+    # A staged run reports its exact change record itself (ringfence/settle.py):
+    # the governor stores it as is and never walks the workspace.
+    record = {"created": ["built.o"], "modified": [], "deleted": [], "capped": False,
+              "unreadable_dirs": 0, "staged": True, "stage": "st_x", "held": [],
+              "not_applied": []}
+
     def write_file(argv=None, *, command=None, profile=None, workspace=None, **_):
-        Path(workspace, "built.o").write_text("obj")
         return type("R", (), {"exit_code": 0, "stdout_tail": "ok", "stderr_tail": "",
+                              "changes": record, "held": (),
                               "network": [{"host": "pypi.org", "port": 443,
                                            "allowed": True}]})()
     env.deps.run_sandbox = write_file
@@ -381,7 +387,7 @@ def test_sandbox_run_is_recorded_with_changes(env):
     rec = env.ledger.get_run(out.run_id)
     assert (rec.state, rec.kind, rec.profile, rec.spec_digest) == (
         "completed", "sandbox", "build", "d-build")
-    assert rec.result("changes")["created"] == ["built.o"]
+    assert rec.result("changes") == record
     assert rec.result("network") == [{"host": "pypi.org", "port": 443, "allowed": True}]
 
 

@@ -1,0 +1,231 @@
+"""Settle a staged run: record its changes, apply the harmless ones, hold the rest.
+
+``settle(stage, profile, env)`` runs after the sandbox is gone. It builds the
+host-obeyed registry for this workspace from its PRE-run state (the workspace is
+still the overlay's untouched lower layer: ``core.hooksPath`` and include targets
+are read from the config the host obeys now, never from the sandbox's), plans
+from the upper dir, applies what is harmless, and keeps the stage (with
+``meta.json``) when something is held, for ``ringfence approve RUN_ID`` /
+``ringfence deny RUN_ID``.
+
+The change record keeps the ledger's shape (``created``/``modified``/``deleted``
+lists of workspace-relative paths, ``capped``, ``unreadable_dirs``) and adds
+``staged: true``, ``held`` (``[{path, op, why}]``), ``stage`` (the stage id) and
+``not_applied`` (``[{path, why}]``, what could not be applied safely, RF643).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping
+
+from ringfence.compiler import stage as stg
+from ringfence.compiler.spec import Note
+from ringfence.rfcore.records import record
+
+from .apply import Action, Plan, apply_plan, plan
+from .obeyed import Registry
+
+
+@record
+class Settled:
+    changes: dict
+    held: tuple = ()
+    notes: tuple = ()
+    stage: str | None = None          # the stage dir, kept while something is held
+
+
+def _inside(path: str, root: str) -> str | None:
+    path = os.path.normpath(path)
+    if path == root:
+        return ""
+    if path.startswith(root.rstrip("/") + "/"):
+        return path[len(root.rstrip("/")) + 1:]
+    return None
+
+
+def _read_config(path: str):
+    from .gitconfig import ConfigSyntaxError, parse
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return parse(fh.read())
+    except (OSError, ConfigSyntaxError):
+        return []
+
+
+def _git_dir(ws: str) -> str | None:
+    dot = os.path.join(ws, ".git")
+    if os.path.isdir(dot) and not os.path.islink(dot):
+        return dot
+    try:
+        with open(dot, encoding="utf-8") as fh:
+            line = fh.readline().strip()
+    except OSError:
+        return None
+    if line.startswith("gitdir:"):
+        return os.path.normpath(os.path.join(ws, line.split(":", 1)[1].strip()))
+    return None
+
+
+def registry_for(workspace: str, profile=None, env: Mapping[str, str] | None = None) -> Registry:
+    """The registry, with the pre-run config's hooksPath/include targets and the
+    profile's write_protect entries and ringfence's private dirs in the workspace."""
+    from .gitconfig import get_all
+
+    env = os.environ if env is None else env
+    extra: dict[str, tuple[str, str]] = {}
+    globs: list[str] = []
+    home = env.get("HOME") or os.path.expanduser("~")
+    xdg = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    configs = [os.path.join(home, ".gitconfig"), os.path.join(xdg, "git", "config")]
+    gdir = _git_dir(workspace)
+    if gdir:
+        configs += [os.path.join(gdir, "config"), os.path.join(gdir, "config.worktree")]
+    for cfg in configs:
+        pairs = _read_config(cfg)
+        for value in get_all(pairs, "core.hooksPath"):
+            if not value:
+                continue
+            value = home + value[1:] if value.startswith("~/") else value
+            target = value if os.path.isabs(value) else os.path.join(workspace, value)
+            rel = _inside(target, workspace)
+            if rel:
+                extra[rel] = ("hook", "core.hooksPath points here: git runs these hooks")
+        if _inside(cfg, workspace) is None:
+            continue
+        for key, value in pairs:
+            low = key.lower()
+            if value and low.endswith(".path") and low.startswith(("include.", "includeif.")):
+                target = value if os.path.isabs(value) else os.path.join(os.path.dirname(cfg), value)
+                rel = _inside(target, workspace)
+                if rel:
+                    extra[rel] = ("git-config", "an include target of the repository's config")
+    if profile is not None:
+        for entry in getattr(profile.filesystem, "write_protect", ()):
+            entry = entry.rstrip("/")
+            if entry.startswith("{workspace}/"):
+                entry = entry[len("{workspace}/"):]
+            elif entry.startswith(("/", "~")):
+                rel = _inside(os.path.expanduser(entry) if entry.startswith("~") else entry,
+                              workspace)
+                if not rel:
+                    continue
+                entry = rel
+            if any(c in entry for c in "*?["):
+                globs.append(entry)
+            elif entry not in extra:
+                extra[entry] = ("held", "the profile write-protects it (filesystem.write_protect)")
+    from ringfence.rfcore.paths import private_dirs
+
+    for d in private_dirs(env):
+        rel = _inside(os.path.realpath(d), workspace)
+        if rel:
+            extra[rel] = ("held", "ringfence's own state: a sandbox must never write it")
+    return Registry(workspace, extra, tuple(globs))
+
+
+def settle(stage: stg.Stage, profile=None, env: Mapping[str, str] | None = None) -> Settled:
+    ws = stage.workspace
+    stage.clear_work()
+    reg = registry_for(ws, profile, env)
+    try:
+        p = plan(stage.upper, ws, reg)
+    except OSError as exc:
+        stage.write_meta(state="unreadable")
+        note = Note("RF643", f"could not read the run's staged writes ({exc}); nothing "
+                    f"was applied; they are kept in {stage.path}")
+        return Settled({"created": [], "modified": [], "deleted": [], "capped": True,
+                        "unreadable_dirs": 1, "staged": True, "stage": stage.id},
+                       (), (note,), stage.path)
+    failed = apply_plan(p, stage.upper, ws)
+    notes = [Note("RF643", f"{path}: not applied: {why}; kept in the stage {stage.path}")
+             for path, why in failed]
+    held = [{"path": a.path, "op": a.op, "why": a.held} for a in p.held]
+    changes = {"created": sorted(p.created), "modified": sorted(p.modified),
+               "deleted": sorted(p.deleted), "capped": False, "unreadable_dirs": 0,
+               "staged": True, "stage": stage.id, "held": held,
+               "not_applied": [{"path": x, "why": y} for x, y in failed]}
+    if held or failed:
+        stage.write_meta(state="held", held=[_action_json(a) for a in p.held],
+                         not_applied=[x for x, _ in failed])
+        for h in held:
+            notes.append(Note("RF641", f"held for review: {h['path']} ({h['why']})"))
+        return Settled(changes, tuple(held), tuple(notes), stage.path)
+    stage.remove()
+    return Settled(changes, (), tuple(notes), None)
+
+
+def _action_json(a: Action) -> dict:
+    return {"op": a.op, "path": a.path, "held": a.held, "kind": a.kind}
+
+
+def held_plan(stage: stg.Stage) -> Plan:
+    p = Plan()
+    for item in stage.meta().get("held", []):
+        p.actions.append(Action(item["op"], item["path"], item.get("held") or "held",
+                                item.get("kind")))
+    return p
+
+
+def apply_held(stage: stg.Stage) -> list[tuple[str, str]]:
+    """A person approved: apply the held changes; remove the stage when done."""
+    # mkdir parents of held entries that were never created (a held new dir)
+    p = held_plan(stage)
+    failed = apply_plan(p, stage.upper, stage.workspace, held=True)
+    if not failed:
+        stage.remove()
+    else:
+        stage.write_meta(state="held", not_applied=[x for x, _ in failed])
+    return failed
+
+
+def diff(stage: stg.Stage, rel: str, limit: int = 4000) -> str:
+    """A unified diff of one held change (workspace before -> staged after)."""
+    import difflib
+
+    def read(path: str) -> list[str]:
+        if os.path.islink(path):
+            return [f"-> {os.readlink(path)}\n"]
+        if os.path.isdir(path):
+            return [f"{e}\n" for e in sorted(os.listdir(path))]
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                return fh.readlines()
+        except OSError:
+            return []
+
+    up = os.path.join(stage.upper, rel)
+    st = os.lstat(up) if os.path.lexists(up) else None
+    new = [] if st is None or (st.st_mode & 0o170000 == 0o020000 and st.st_rdev == 0) else read(up)
+    old = read(os.path.join(stage.workspace, rel))
+    text = "".join(difflib.unified_diff(old, new, f"a/{rel}", f"b/{rel}"))
+    return text if len(text) <= limit else text[:limit] + "\n... (diff truncated)\n"
+
+
+def recover(env: Mapping[str, str] | None = None) -> list[Note]:
+    """Stages of dead runs that never settled (ringfence was SIGKILLed): their
+    writes were never applied; say so, and remove their proxy runtime dirs."""
+    import shutil
+
+    from ringfence.rfcore.paths import state_dir
+
+    root = stg.stage_root(state_dir(env))
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    notes = []
+    for name in names:
+        s = stg.load(os.path.join(root, name))
+        if s is None:
+            continue
+        meta = s.meta()
+        if meta.get("state") != "running" or stg.alive(meta):
+            continue
+        if meta.get("runtime_dir"):
+            shutil.rmtree(meta["runtime_dir"], ignore_errors=True)
+        s.write_meta(state="interrupted", runtime_dir=None)
+        notes.append(Note("RF642", f"an interrupted run (pid {meta.get('pid')}) left its "
+                          f"staged writes, never applied to {s.workspace}, in {s.path}"))
+    return notes

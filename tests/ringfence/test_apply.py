@@ -1,0 +1,73 @@
+"""Applying a stage never follows a symlink out of the workspace (RF643)."""
+
+from __future__ import annotations
+
+import os
+
+from ringfence.apply import apply_plan, plan
+from ringfence.obeyed import Registry
+
+
+def _setup(tmp_path):
+    ws, upper, outside = tmp_path / "ws", tmp_path / "upper", tmp_path / "outside"
+    for d in (ws / "d" / "e", upper / "d" / "e", outside / "e"):
+        d.mkdir(parents=True)
+    (upper / "d" / "e" / "x").write_text("staged\n")
+    (upper / "new").mkdir()
+    (upper / "new" / "n").write_text("n\n")
+    return ws, upper, outside
+
+
+def test_a_link_swapped_in_after_planning_is_not_followed(tmp_path):
+    ws, upper, outside = _setup(tmp_path)
+    p = plan(str(upper), str(ws), Registry(str(ws)))
+    assert (sorted(p.created), p.modified, p.deleted) == (["d/e/x", "new/n"], [], [])
+    # the host replaces d by a link to outside between the plan and the apply
+    os.rename(ws / "d", tmp_path / "d.old")
+    os.symlink(outside, ws / "d")
+    failed = apply_plan(p, str(upper), str(ws))
+    assert failed == [("d/e/x", "a symbolic link on the way (not followed)")]
+    assert os.listdir(outside / "e") == []                 # nothing outside was written
+    assert (ws / "new" / "n").read_text() == "n\n"         # the rest was applied
+    assert (upper / "d" / "e" / "x").exists()              # kept in the stage
+
+
+def test_a_new_directory_is_moved_whole(tmp_path):
+    ws, upper, _ = _setup(tmp_path)
+    ino = os.stat(upper / "new").st_ino
+    p = plan(str(upper), str(ws), Registry(str(ws)))
+    assert apply_plan(p, str(upper), str(ws)) == []
+    assert os.stat(ws / "new").st_ino == ino               # renamed, not copied
+    assert (ws / "d" / "e" / "x").read_text() == "staged\n"
+
+
+def test_a_stage_on_another_filesystem_is_copied(tmp_path):
+    import shutil
+    import tempfile
+
+    if os.stat("/dev/shm").st_dev == os.stat(tmp_path).st_dev:
+        import pytest
+        pytest.skip("/dev/shm is on the same filesystem here")
+    ws = tmp_path / "ws"
+    (ws / "d").mkdir(parents=True)
+    (ws / "d" / "old").write_text("old\n")
+    upper = tempfile.mkdtemp(dir="/dev/shm")
+    try:
+        os.makedirs(f"{upper}/new/deep")
+        with open(f"{upper}/new/deep/n", "w") as fh:
+            fh.write("n\n")
+        os.chmod(f"{upper}/new/deep/n", 0o751)
+        os.mkdir(f"{upper}/d")
+        with open(f"{upper}/d/old", "w") as fh:
+            fh.write("changed\n")
+        os.symlink("deep/n", f"{upper}/new/link")
+        p = plan(upper, str(ws), Registry(str(ws)))
+        assert (sorted(p.created), p.modified) == (["new/deep/n", "new/link"], ["d/old"])
+        assert apply_plan(p, upper, str(ws)) == []
+        assert (ws / "new" / "deep" / "n").read_text() == "n\n"
+        assert os.stat(ws / "new" / "deep" / "n").st_mode & 0o777 == 0o751
+        assert os.readlink(ws / "new" / "link") == "deep/n"
+        assert (ws / "d" / "old").read_text() == "changed\n"
+        assert sorted(os.listdir(ws / "d")) == ["old"]       # no temp file left
+    finally:
+        shutil.rmtree(upper, ignore_errors=True)
