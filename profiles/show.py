@@ -37,6 +37,7 @@ def profile_summary(profile: Profile) -> dict[str, Any]:
         "limits": {k: getattr(profile.limits, k) for k in
                    ("timeout", "memory_mb", "pids", "file_size_mb")},
         "commands": {a: [r.pattern for r in profile.rules if r.action == a] for a in ACTIONS},
+        "hook": {"grant": profile.hook_grant},
         "digest": profile.digest,
     }
 

@@ -66,6 +66,7 @@ class Request:
     @property
     def stdin(self):
         return None if self.interactive else subprocess.DEVNULL
+    consent: str | None = None           # a Claude Code hook consent token (one use)
 
     @property
     def text(self) -> str:
@@ -323,6 +324,18 @@ def _sandbox_request(req, verdict, ledger, deps, streams) -> Outcome:
     if decision.decision == "deny":
         return _refuse(req, verdict, ledger, streams, None, kind="sandbox",
                        reasons=tuple(decision.reasons), decision=decision)
+    if decision.decision == "ask" and req.consent:
+        # The person approved this exact command in Claude Code (hook --wrap): the
+        # token is bound to the command text, the tool_use_id and the session, and
+        # is spent by this one run. Anything else falls through to a pending approval.
+        from .hooks.store import consume_consent
+
+        note = consume_consent(ledger, req.consent, command=req.text, session=req.session)
+        if note is not None:
+            decision = type(decision)("allow", (*decision.reasons, note), decision.matched)
+        else:
+            streams.say("ringfence: the Claude Code consent token does not match this "
+                        "command, session or is spent; asking instead")
     if decision.decision == "ask":
         return _pend(req, verdict, decision, ledger, streams, None, where="sandbox",
                      reasons=tuple(decision.reasons) or _reasons(verdict, decision, grants))
