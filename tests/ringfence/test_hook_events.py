@@ -254,3 +254,17 @@ def test_hook_subprocess_sequence_on_stdin(env):
     assert run(event("PreToolUse", "make test", tid="x1"))["permissionDecision"] == "ask"
     assert run(event("PostToolUse", "make test", tid="x1")) is None
     assert run(event("PreToolUse", "make test 2>&1 | tail", tid="x2"))["permissionDecision"] == "allow"
+
+
+def test_ledger_list_source_hook(env):
+    approve_in_claude(env, "longbridge quote X", "toolu_L")
+    e = {k: v for k, v in env.items() if not k.startswith("_")}
+    e["PYTHONPATH"] = str(ROOT)
+    r = subprocess.run([sys.executable, "-m", "ringfence", "ledger", "list", "--source", "hook",
+                        "--json"], capture_output=True, text=True, env=e, timeout=60)
+    assert r.returncode == 0, r.stderr
+    got = [(x["event"], x["tool_use_id"], x["decision"]) for x in json.loads(r.stdout)]
+    assert got == [("PostToolUse", "toolu_L", "approved"), ("PreToolUse", "toolu_L", "ask")]
+    runs = subprocess.run([sys.executable, "-m", "ringfence", "ledger", "list", "--json"],
+                          capture_output=True, text=True, env=e, timeout=60)
+    assert json.loads(runs.stdout) == []          # hook decisions are not runs
