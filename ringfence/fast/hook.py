@@ -36,4 +36,4 @@ def main(argv: list[str]) -> int:
 
     # -p is --profile here too, as in every other command (issue 14 §3).
     rest = ["--profile" if a == "-p" else a for a in argv[1:]]
-    return claude_main(rest)
+    return claude_main(rest, keep_open=True)

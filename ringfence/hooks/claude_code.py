@@ -44,6 +44,12 @@ EVENTS = (PRE, POST, FAIL, PERM)
 EVENT = PRE
 # Modes in which Claude Code asks nobody: a Post there is no person's yes.
 UNATTENDED_MODES = frozenset({"bypassPermissions", "dontAsk"})
+# The hook process (``main(..., keep_open=True)``) leaves its ledger connection open
+# and ``ringfence.fast`` ends it with os._exit: closing the last connection checkpoints the WAL and syncs
+# twice (~10 ms of every agent command). Commits are as durable either way (WAL,
+# synchronous=NORMAL); the next run, CLI or checkpoint folds them in.
+_LINGER: list = []
+_KEEP_OPEN = False
 
 
 def output(decision: str, reason: str, updated: dict | None = None) -> dict:
@@ -99,7 +105,10 @@ class _Ledger:
 
     def close(self) -> None:
         if self.led is not None:
-            self.led.close()
+            if _KEEP_OPEN:
+                _LINGER.append(self.led)
+            else:
+                self.led.close()
 
 
 def respond(payload: Any, *, profile: str | None = None, wrap: bool = False,
@@ -295,9 +304,11 @@ def _permission_request(payload, profile, env, led) -> dict | None:
 
 
 def main(argv: list[str], stdin=None, stdout=None, stderr=None,
-         env: Mapping[str, str] | None = None) -> int:
+         env: Mapping[str, str] | None = None, keep_open: bool = False) -> int:
     """`ringfence hook claude-code [--profile P] [--wrap]`: always exit 0 with JSON
     (or nothing); a hook that crashes would leave Claude Code to its defaults."""
+    global _KEEP_OPEN
+    _KEEP_OPEN = keep_open
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
