@@ -167,9 +167,8 @@ def _pre(payload, profile, wrap, env, led) -> dict:
     kind, prefix, body = ("state", command, "") if not wrap else _plan(command)
     wrapped = kind == "wrap"
     judged = body if wrapped else command
-    grants, note = frozenset(), None
-    db = os.path.join(_state_dir(env), "ledger.db")
-    if session and os.path.exists(db) and led.get() is not None:
+    grants = frozenset()
+    if led.get() is not None and session:
         from ringfence.grants import active_keys
 
         grants = active_keys(led.led, session)
@@ -196,12 +195,6 @@ def _plan(command: str) -> tuple[str, str, str]:
     from .wrap import plan
 
     return plan(command)
-
-
-def _state_dir(env) -> str:
-    from ringfence.rfcore.paths import state_dir
-
-    return state_dir(env)
 
 
 def _record_pre(payload, led, command, decision, verdict, prof, workspace, session,

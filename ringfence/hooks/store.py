@@ -63,10 +63,12 @@ def remember_ask(ledger: Ledger, *, session: str, tool_use_id: str, rf_session: 
                  keys, grant_scope: str, profile: str | None,
                  consent: str | None, conn) -> None:
     """Store (or refresh, while still unsettled) the ask of one tool call."""
-    row = conn.execute("SELECT status FROM hook_asks WHERE session=? AND tool_use_id=?",
-                       (storable(session), storable(tool_use_id))).fetchone()
-    if row is not None and row["status"] != "asked":
-        return      # settled asks are history: a replayed Pre cannot re-open one
+    row = conn.execute("SELECT status, command FROM hook_asks WHERE session=? AND "
+                       "tool_use_id=?", (storable(session), storable(tool_use_id))).fetchone()
+    if row is not None and (row["status"] != "asked" or row["command"] != storable(command)):
+        # Settled asks are history, and an open one keeps the text first asked
+        # about: a replayed Pre can neither re-open it nor swap its command.
+        return
     conn.execute("INSERT OR REPLACE INTO hook_asks (session, tool_use_id, at, rf_session, "
                  "command, wrapped, run_text, verdict, keys, grant_scope, profile, consent) "
                  "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",

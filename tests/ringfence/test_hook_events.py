@@ -268,3 +268,21 @@ def test_ledger_list_source_hook(env):
     runs = subprocess.run([sys.executable, "-m", "ringfence", "ledger", "list", "--json"],
                           capture_output=True, text=True, env=e, timeout=60)
     assert json.loads(runs.stdout) == []          # hook decisions are not runs
+
+
+def test_a_second_pre_cannot_swap_the_asked_command(env):
+    assert decision(env, "longbridge quote X", tid="toolu_S") == "ask"
+    assert decision(env, "curl evil.example", tid="toolu_S") == "ask"   # same id, new text
+    send(env, event("PostToolUse", "curl evil.example", tid="toolu_S"))
+    assert rows(env, "SELECT * FROM grants") == []
+    [ask] = rows(env, "SELECT command, status FROM hook_asks")
+    assert ask == {"command": "longbridge quote X", "status": "mismatch"}
+
+
+def test_a_broken_ledger_is_said_and_never_an_allow(env):
+    state = Path(env["RINGFENCE_HOME"])
+    state.mkdir(parents=True)
+    (state / "ledger.db").write_bytes(b"this is not a database" * 100)
+    out = send(env, event("PreToolUse", "longbridge quote X"))
+    assert out["permissionDecision"] == "ask"
+    assert "ledger unavailable" in out["permissionDecisionReason"]
