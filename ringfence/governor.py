@@ -409,7 +409,8 @@ def _call_runner(req, deps, streams, keys):
                             command=req.command if req.argv is None else None,
                             profile=req.profile, workspace=req.workspace,
                             timeout=req.timeout, grants=frozenset(keys),
-                            out=streams.out, err=streams.err, **_stdin_kw(req))
+                            out=streams.out, err=streams.err, cwd=req.cwd,
+                            **_stdin_kw(req))
 
 
 def _stdin_kw(req) -> dict:

@@ -89,7 +89,7 @@ def _resolve_profile(profile, workspace: str, env: Mapping[str, str]):
 def prepare(argv: Sequence[str] | None = None, *, command: str | None = None,
             profile=None, workspace: str | None = None,
             env: Mapping[str, str] | None = None, grants: frozenset = frozenset(),
-            verdict=None) -> Prepared:
+            verdict=None, cwd: str | None = None) -> Prepared:
     """``verdict``: the caller's classification of this same text (the governor has
     one already); used only if its ``command`` is exactly the text we would
     classify, so a stale or foreign verdict can never decide for another command."""
@@ -119,7 +119,7 @@ def prepare(argv: Sequence[str] | None = None, *, command: str | None = None,
     recovered: tuple = ()
     if decision.decision == "allow":
         recovered = recover(env)
-        spec, host = compile_for(prof, ws, env)
+        spec, host = compile_for(prof, ws, env, cwd=cwd)
     return Prepared(inner, text, ws, prof, why, verdict, decision.decision,
                     tuple(decision.reasons), spec, host, env, recovered)
 
@@ -136,7 +136,7 @@ def recover(env: Mapping[str, str]) -> tuple:
     return notes
 
 
-def compile_for(profile, workspace: str, env: Mapping[str, str]):
+def compile_for(profile, workspace: str, env: Mapping[str, str], cwd: str | None = None):
     """Probe the host for this profile and compile it. (spec, host facts)."""
     from ringfence.compiler.compile import compile_profile
     from ringfence.compiler.host import probe
@@ -149,7 +149,8 @@ def compile_for(profile, workspace: str, env: Mapping[str, str]):
         from ringfence.compiler.compile import _tooling_dir
         os.makedirs(_tooling_dir(profile, host.home), mode=0o700, exist_ok=True)
     host = host.for_profile(profile, workspace)
-    return compile_profile(profile, workspace, host), host
+    return compile_profile(profile, workspace, host,
+                           cwd=os.path.realpath(cwd) if cwd else None), host
 
 
 def _refuse_broad_workspace(profile, workspace: str, home: str) -> None:
@@ -189,14 +190,14 @@ def run(argv: Sequence[str] | None = None, *, command: str | None = None, profil
         env: Mapping[str, str] | None = None, stdin: bytes | int | IO | None = None,
         capture: bool = False, grants: frozenset = frozenset(),
         out: IO[bytes] | None = None, err: IO[bytes] | None = None,
-        verdict=None) -> RunResult:
+        verdict=None, cwd: str | None = None) -> RunResult:
     """Run ``argv`` (or a bash ``command`` string) under ``profile``.
 
     ``profile``: a built-in name, a TOML path, a Profile, or None for the
     active profile (SPEC §3 precedence).
     """
     p = prepare(argv, command=command, profile=profile, workspace=workspace, env=env,
-                grants=grants, verdict=verdict)
+                grants=grants, verdict=verdict, cwd=cwd)
     if p.decision == "deny":
         return RunResult(EXIT_DENIED, "denied", p.profile.name, "deny", p.reasons, p.verdict)
     if p.decision == "ask":

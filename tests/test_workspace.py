@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+
+import pytest
 
 from ringfence.rfcore.workspace import find_workspace
 
@@ -62,3 +66,37 @@ def test_profile_show_names_the_rule(tmp_path):
                        cwd=repo / "sub", env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["workspace"] == {"path": str(repo), "why": "git root of the cwd"}
+
+
+@pytest.mark.sandbox
+def test_git_commit_from_a_subdirectory_of_the_repository(tmp_path):
+    """Issue 13: run from repo/sub, the workspace is the repository, and the command
+    still starts in sub: `git add` finds its path and `git commit` can write
+    .git/index.lock."""
+    base = Path(tempfile.mkdtemp(prefix="rf-ws-", dir="/var/tmp"))   # not the private /tmp
+    try:
+        repo = base / "repo"
+        (repo / "sub").mkdir(parents=True)
+        env = dict(os.environ, PYTHONPATH=str(ROOT), HOME=str(base / "home"),
+                   XDG_CONFIG_HOME=str(base / "cfg"), RINGFENCE_HOME=str(base / "state"),
+                   GIT_CONFIG_NOSYSTEM="1")
+        env.pop("CLAUDE_PROJECT_DIR", None)
+        env.pop("RINGFENCE_PROFILE", None)
+        subprocess.run(["git", "init", "-q", str(repo)], check=True, env=env)
+        for key, value in (("user.name", "a"), ("user.email", "a@b")):   # env is cleared inside
+            subprocess.run(["git", "-C", str(repo), "config", key, value], check=True, env=env)
+        (repo / "sub" / "f.txt").write_text("x\n")
+
+        def rf(*args):
+            return subprocess.run([sys.executable, "-m", "ringfence", "run", "--", *args],
+                                  cwd=repo / "sub", env=env, capture_output=True, text=True,
+                                  timeout=120)
+        add = rf("git", "add", "f.txt")
+        assert add.returncode == 0, add.stderr
+        commit = rf("git", "commit", "-qm", "from sub")
+        assert commit.returncode == 0, commit.stderr
+        log = subprocess.run(["git", "-C", str(repo), "log", "--format=%s", "--name-only"],
+                             capture_output=True, text=True, env=env)
+        assert log.stdout.split() == ["from", "sub", "sub/f.txt"]
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
