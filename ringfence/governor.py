@@ -320,6 +320,7 @@ def _pend(req, verdict, decision, ledger, streams, parent_id, *, where, reasons)
 
 def _sandbox_request(req, verdict, ledger, deps, streams) -> Outcome:
     grants = active_keys(ledger, req.session)
+    approved = False
     decision = deps.decide(verdict, req.profile, grants=grants, context="sandbox")
     if decision.decision == "deny":
         return _refuse(req, verdict, ledger, streams, None, kind="sandbox",
@@ -331,7 +332,8 @@ def _sandbox_request(req, verdict, ledger, deps, streams) -> Outcome:
         from .hooks.store import consume_consent
 
         note = consume_consent(ledger, req.consent, command=req.text, session=req.session)
-        if note is not None:
+        approved = note is not None
+        if approved:
             decision = type(decision)("allow", (*decision.reasons, note), decision.matched)
         else:
             streams.say("ringfence: the Claude Code consent token does not match this "
@@ -344,7 +346,8 @@ def _sandbox_request(req, verdict, ledger, deps, streams) -> Outcome:
         profile=req.profile.name, spec_digest=getattr(req.profile, "digest", None),
         workspace=req.workspace, cwd=req.cwd or os.getcwd(), verdict=verdict.to_json(),
         decision=decision.to_json(), session=req.session)
-    outcome, result = _sandbox_exec(req, ledger, deps, streams, run_id, verdict.keys)
+    outcome, result = _sandbox_exec(req, ledger, deps, streams, run_id, verdict.keys,
+                                    approved=approved)
     if (req.profile.host == "escalate" and outcome.state == "failed"
             and looks_like_boundary(result)):
         streams.say(f"ringfence: the sandboxed run {run_id} failed at the boundary "
@@ -379,11 +382,13 @@ def _text(value: Any) -> str:
     return value or ""
 
 
-def _sandbox_exec(req, ledger, deps, streams, run_id, keys, approval_id=None):
+def _sandbox_exec(req, ledger, deps, streams, run_id, keys, approval_id=None,
+                  approved=False):
     before = snapshot(req.workspace)
     started = time.monotonic()
     try:
-        result = _call_runner(req, deps, streams, keys)
+        result = _call_runner(req, deps, streams, keys,
+                              approved=approved or approval_id is not None)
     except RingfenceError as exc:
         # Fail closed (SandboxError, a profile the compiler rejects, ...): the
         # command did not run. Record why, say so, exit 125.
@@ -401,7 +406,7 @@ def _sandbox_exec(req, ledger, deps, streams, run_id, keys, approval_id=None):
                            approval_id)
 
 
-def _call_runner(req, deps, streams, keys):
+def _call_runner(req, deps, streams, keys, approved=False):
     # The runner re-checks the gate itself. We have already decided (with this
     # session's grants, or a person's approval), so the keys of what we run are
     # passed as grants: ask rules no longer hold it, deny rules still do.
@@ -410,7 +415,7 @@ def _call_runner(req, deps, streams, keys):
                             profile=req.profile, workspace=req.workspace,
                             timeout=req.timeout, grants=frozenset(keys),
                             out=streams.out, err=streams.err, cwd=req.cwd,
-                            **_stdin_kw(req))
+                            approved=approved, **_stdin_kw(req))
 
 
 def _stdin_kw(req) -> dict:

@@ -286,3 +286,39 @@ def test_a_broken_ledger_is_said_and_never_an_allow(env):
     out = send(env, event("PreToolUse", "longbridge quote X"))
     assert out["permissionDecision"] == "ask"
     assert "ledger unavailable" in out["permissionDecisionReason"]
+
+
+@pytest.mark.sandbox
+def test_wrap_runs_a_128_kib_heredoc(env):
+    """Past the kernel's 128 KiB limit for one argv string: the text goes on stdin."""
+    proj = Path(env["_proj"])
+    body = "\n".join(f"line {i:06d} " + "z" * 100 for i in range(1300))    # ~140 KB
+    cmd = f"wc -l <<'EOF'\n{body}\nEOF"
+    assert len(cmd.encode()) > 131072
+    out = send(env, event("PreToolUse", cmd, tid="toolu_big"), "--wrap")
+    assert out["permissionDecision"] == "ask"          # over 64 KiB: the classifier fails closed
+    script = proj.parent / "wrapped.sh"
+    script.write_text(out["updatedInput"]["command"])
+    e = {k: v for k, v in env.items() if not k.startswith("_")}
+    e["PYTHONPATH"] = str(ROOT)
+    r = subprocess.run(["bash", str(script)], cwd=proj, env=e, capture_output=True, text=True,
+                       timeout=120)
+    assert (r.returncode, r.stdout.strip()) == (0, "1300"), r.stderr[-800:]
+
+
+@pytest.mark.parametrize("cmd", [
+    "x=$(printf %s \"" + "é" * 60000 + "\"); echo ${#x}; echo \"$0 $#\"; exit 7",
+    "cat <<'EOF' | wc -c\n" + "q" * 200000 + "\nEOF\necho \"${rf_c-unset} ${rf_p-unset}\"",
+])
+def test_a_long_command_string_runs_exactly_as_bash_c(cmd):
+    """The runner's way past MAX_ARG_STRLEN (pieces joined and eval'ed) behaves as
+    `bash -c TEXT` would, had the kernel accepted it (compared on a short prefix-free
+    variant: the same text through bash's stdin)."""
+    from ringfence.runner import big_command
+
+    inner = big_command(cmd)
+    assert max(len(a.encode()) for a in inner) < 131072
+    got = subprocess.run(inner, capture_output=True, text=True, timeout=60)
+    want = subprocess.run(["bash", "-s"], input=cmd, capture_output=True, text=True, timeout=60)
+    assert (got.returncode, got.stdout.replace("bash 0", "")) == (
+        want.returncode, want.stdout.replace("bash 0", ""))
