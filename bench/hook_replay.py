@@ -80,16 +80,20 @@ def _prefix(words: list[str]) -> tuple[str, ...]:
     return tuple(words[:1])
 
 
-def claude_prompts(session: list[str]) -> int:
+def claude_prompts(session: list[str]) -> tuple[int, int]:
+    """(prompts, one_time commands its saved rules let through unasked)."""
+    from ringfence.classifier import classify
+
     rules: set[tuple[str, ...]] = set()
-    prompts = 0
+    prompts = passed_one_time = 0
     for command in session:
         subs = [s for s in _subcommands(command) if s]
         if subs and all(any(tuple(s[:len(r)]) == r for r in rules) for s in subs):
+            passed_one_time += classify(command).verdict == "one_time"
             continue
         prompts += 1                                 # the person says yes, don't ask again
         rules.update(_prefix(s) for s in subs)
-    return prompts
+    return prompts, passed_one_time
 
 
 # --- ringfence ---------------------------------------------------------------------------------
@@ -141,9 +145,11 @@ def replay(all_sessions: list[list[str]]) -> dict:
         for n, session in enumerate(all_sessions):
             with_g = ringfence_prompts(session, grants=True, sid=f"g{n}", env=env, cwd=ws)
             without = ringfence_prompts(session, grants=False, sid=f"n{n}", env=env, cwd=ws)
+            claude = claude_prompts(session)
             rows.append({"calls": len(session), "ringfence_with_grants": with_g["prompts"],
                          "ringfence_without_grants": without["prompts"],
-                         "claude_prefix_rules": claude_prompts(session),
+                         "claude_prefix_rules": claude[0],
+                         "claude_one_time_unasked": claude[1],
                          "variants_allowed_by_grant": with_g["variants_allowed_by_grant"],
                          "keys_granted": with_g["keys_granted"],
                          "one_time_allowed": with_g["one_time_allowed"]
@@ -167,11 +173,12 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result, indent=2))
     else:
         print(f"{'session':>7} {'calls':>5} {'ringfence+grants':>16} {'ringfence (before)':>18} "
-              f"{'claude prefix rules':>19} {'variants allowed':>16}")
+              f"{'claude prefix rules':>19} {'variants allowed':>16} "
+              f"{'one_time unasked by claude':>26}")
         for i, r in enumerate(result["sessions"]):
             print(f"{i:>7} {r['calls']:>5} {r['ringfence_with_grants']:>16} "
                   f"{r['ringfence_without_grants']:>18} {r['claude_prefix_rules']:>19} "
-                  f"{r['variants_allowed_by_grant']:>16}")
+                  f"{r['variants_allowed_by_grant']:>16} {r['claude_one_time_unasked']:>26}")
         n = len(result["sessions"])
         for key in ("ringfence_with_grants", "ringfence_without_grants", "claude_prefix_rules"):
             print(f"mean prompts per session, {key.replace('_', ' ')}: "

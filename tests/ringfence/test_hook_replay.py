@@ -37,6 +37,7 @@ def test_one_yes_then_variants_allow_and_one_time_never(tmp_path):
     assert row["ringfence_with_grants"] == 8
     assert row["ringfence_without_grants"] == len(SESSION)
     assert row["variants_allowed_by_grant"] == 4     # 2 longbridge, 1 pytest, 1 git push
+    assert row["claude_one_time_unasked"] == 2       # the repeated $(..) and heredoc
 
 
 def test_replay_of_the_shared_corpus_keeps_the_promises():
