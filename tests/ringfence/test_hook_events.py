@@ -322,3 +322,38 @@ def test_a_long_command_string_runs_exactly_as_bash_c(cmd):
     want = subprocess.run(["bash", "-s"], input=cmd, capture_output=True, text=True, timeout=60)
     assert (got.returncode, got.stdout.replace("bash 0", "")) == (
         want.returncode, want.stdout.replace("bash 0", ""))
+
+
+def test_a_refused_ask_closes_its_consent(env):
+    """The person said no (PermissionDenied): the --wrap token of that call is dead."""
+    from ringfence.hooks.store import consume_consent
+    from ringfence.ledger import Ledger
+
+    out = send(env, event("PreToolUse", "git push origin main", tid="toolu_no"), "--wrap")
+    token = out["updatedInput"]["command"].split("--hook-consent ")[1].split()[0]
+    send(env, event("PermissionDenied", "git push origin main", tid="toolu_no"), "--wrap")
+    with Ledger(Path(env["RINGFENCE_HOME"]) / "ledger.db") as led:
+        assert consume_consent(led, token, command="git push origin main",
+                               session="claude-sess-A") is None
+    [ask] = rows(env, "SELECT status FROM hook_asks")
+    assert ask == {"status": "denied"}
+    assert rows(env, "SELECT * FROM grants") == []
+
+
+def test_consent_is_bound_to_text_and_session(env):
+    from ringfence.hooks.store import consume_consent
+    from ringfence.ledger import Ledger
+
+    out = send(env, event("PreToolUse", "git push origin main", tid="toolu_c"), "--wrap")
+    token = out["updatedInput"]["command"].split("--hook-consent ")[1].split()[0]
+    with Ledger(Path(env["RINGFENCE_HOME"]) / "ledger.db") as led:
+        assert consume_consent(led, token, command="git push --force origin main",
+                               session="claude-sess-A") is None
+        assert consume_consent(led, token, command="git push origin main",
+                               session="claude-sess-B") is None
+        assert consume_consent(led, "0" * 32, command="git push origin main",
+                               session="claude-sess-A") is None
+        assert "toolu_c" in consume_consent(led, token, command="git push origin main",
+                                            session="claude-sess-A")
+        assert consume_consent(led, token, command="git push origin main",
+                               session="claude-sess-A") is None     # spent
