@@ -16,9 +16,10 @@ a ringfence deny. --wrap also rewrites tool_input.command to run under
 'ringfence run' (asked once; shell state stays in Claude's shell).
 
 Install: ringfence init claude-code [--project|--user] [--profile P] [--wrap]
-Example (settings.json, one entry per event): {"hooks": {"PreToolUse": [{"matcher":
-  "Bash", "hooks": [{"type": "command", "command": "ringfence hook claude-code"}]}],
-  "PostToolUse": [...same...], "PostToolUseFailure": [...], "PermissionRequest": [...]}}
+Example (settings.json; the same entry for PostToolUse, PostToolUseFailure,
+PermissionRequest and PermissionDenied):
+  {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+    "command": "ringfence hook claude-code --profile build"}]}]}}
 """
 
 
