@@ -39,6 +39,7 @@ import workspace_scaling  # noqa: E402
 from _timing import BASELINE_LABEL, baseline_python, ms, ringfence_bin, table, time_command  # noqa: E402
 
 HOOK_PAYLOAD = {"session_id": "bench", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                "tool_use_id": "toolu_bench",
                 "tool_input": {"command": "git status 2>&1 | head -20"}}
 
 
@@ -68,10 +69,20 @@ def hook_cold_start(runs: int) -> dict[str, tuple[float, float]]:
         env.pop("RINGFENCE_SESSION", None)
         payload = json.dumps({**HOOK_PAYLOAD, "cwd": tmp}).encode()
         argv = [ringfence_bin(), "hook", "claude-code", "--profile", "build"]
-        for state in ("no ledger yet", "ledger with a session grant"):
-            if state != "no ledger yet":
+        for state in ("no ledger yet", "ledger with a session grant",
+                      "ledger with 200 grants, 5,000 hook decisions"):
+            if state == "ledger with a session grant":
                 with Ledger(env=env) as led:
                     grants.add_grants(led, ["git status"], "session", "claude-bench")
+            elif state != "no ledger yet":
+                from ringfence.hooks.store import record_event
+
+                with Ledger(env=env) as led:
+                    grants.add_grants(led, [f"tool{i}" for i in range(199)], "session",
+                                      "claude-bench")
+                    for i in range(5000):
+                        record_event(led, event="PreToolUse", session="bench",
+                                     tool_use_id=f"t{i}", command="ls", decision="allow")
             hook = time_command("hook", argv, runs=runs, env=env, cwd=tmp, stdin=payload)
             py = time_command("python", [baseline_python(), "-c", "pass"], runs=runs)
             out[state] = (hook.median, py.median)

@@ -101,8 +101,13 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def compile_profile(profile: Profile, workspace: str | None, host) -> SandboxSpec:
-    """Turn a profile into an ordered, typed SandboxSpec. Pure."""
+def compile_profile(profile: Profile, workspace: str | None, host, *,
+                    cwd: str | None = None) -> SandboxSpec:
+    """Turn a profile into an ordered, typed SandboxSpec. Pure.
+
+    ``cwd``: the caller's real working directory. The command starts there when it
+    lies inside the workspace (``repo/sub`` with the workspace at the git root);
+    anywhere else it starts at the workspace, as without it."""
     ctx = _ctx(profile, workspace, host)
     ws = ctx["workspace"]
     if not profile.sandbox:
@@ -215,7 +220,10 @@ def compile_profile(profile: Profile, workspace: str | None, host) -> SandboxSpe
     elif net.mode == "proxy":
         notes.append(Note("RF613", "network mode 'proxy' with an empty allowlist: "
                                    "no proxy is started and the sandbox has no network"))
-    ops.append(Chdir(ws_real or host.home))
+    start = ws_real or host.home
+    if cwd and ws_real and _inside(_norm(cwd), ws_real):
+        start = _norm(cwd)
+    ops.append(Chdir(start))
     return SandboxSpec(profile.name, ws, tuple(ops), tuple(notes))
 
 

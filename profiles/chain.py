@@ -270,6 +270,7 @@ def build(chain: Chain) -> tuple[Profile, dict]:
                          if k in limits}),
         host=merged.get("host", "ask"),
         rules=rules,
+        hook_grant=merged.get("hook", {}).get("grant", "session"),
         digest=_digest(chain.layers),
     )
     return profile, origins

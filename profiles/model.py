@@ -19,6 +19,7 @@ from typing import Literal
 Action = Literal["allow", "ask", "deny"]
 NetworkMode = Literal["none", "proxy"]
 HostPolicy = Literal["deny", "ask", "escalate"]
+HookGrant = Literal["session", "once"]
 
 
 @record
@@ -98,4 +99,8 @@ class Profile:
     limits: Limits = field(default_factory=Limits)
     host: HostPolicy = "ask"         # what a host request does under this profile
     rules: tuple[CommandRule, ...] = ()
+    # What a person's yes to an `ask` in Claude Code grants (hook, issue 13):
+    # "session" grants the capability keys for that Claude session; "once" only
+    # that one call.
+    hook_grant: HookGrant = "session"
     digest: str = ""                 # sha256 of the resolved source texts (pattern cache key)

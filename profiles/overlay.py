@@ -51,6 +51,9 @@ def loosenings(base: Profile, result: Profile) -> list[tuple[str, str, object]]:
     if HOST_ORDER[result.host] > HOST_ORDER[base.host]:
         out.append(("host", f'loosen host requests from "{base.host}" to "{result.host}"',
                     None))
+    if base.hook_grant == "once" and result.hook_grant != "once":
+        out.append(("hook.grant", "turn a yes in Claude Code into a session grant "
+                    '(hook.grant "once" -> "session")', None))
     bn, rn = base.network, result.network
     if MODE_ORDER[rn.mode] > MODE_ORDER[bn.mode]:
         out.append(("network.mode", f'open the network (mode "{bn.mode}" -> "{rn.mode}")',

@@ -155,6 +155,11 @@ SCHEMA: dict[str, Any] = {
         "pids": (_pos_int, "process limit"),
         "file_size_mb": (_pos_int, "largest file a command may write (MiB)"),
     },
+    "hook": {
+        "grant": (_enum("session", "once"),
+                  "what a yes to an ask in Claude Code grants: the capability for that "
+                  "Claude session, or that one call only"),
+    },
     "commands": {
         "allow": (_str_list(), "patterns allowed without asking (host requests)"),
         "ask": (_str_list(), "patterns that always need approval"),

@@ -37,6 +37,7 @@ def profile_summary(profile: Profile) -> dict[str, Any]:
         "limits": {k: getattr(profile.limits, k) for k in
                    ("timeout", "memory_mb", "pids", "file_size_mb")},
         "commands": {a: [r.pattern for r in profile.rules if r.action == a] for a in ACTIONS},
+        "hook": {"grant": profile.hook_grant},
         "digest": profile.digest,
     }
 
@@ -82,7 +83,7 @@ def profile_toml(profile: Profile, *, why: str | None = None) -> str:
         lines.append(f"description = {_string(profile.description)}")
     lines.append(f"sandbox = {_value(profile.sandbox, '')}")
     lines.append(f"host = {_string(profile.host)}")
-    for section in ("filesystem", "network", "env", "tooling", "limits", "commands"):
+    for section in ("filesystem", "network", "env", "tooling", "limits", "commands", "hook"):
         table = data[section]
         nested = {k: v for k, v in table.items() if isinstance(v, dict)}
         flat = {k: v for k, v in table.items() if not isinstance(v, dict) and v is not None}
@@ -101,7 +102,7 @@ def profile_rows(profile: Profile) -> list[tuple[str, str]]:
             ("extends", " -> ".join(profile.extends) or "-"),
             ("sandbox", "on" if profile.sandbox else "OFF (full host access)"),
             ("host requests", profile.host)]
-    for section in ("filesystem", "network", "env", "tooling", "limits", "commands"):
+    for section in ("filesystem", "network", "env", "tooling", "limits", "commands", "hook"):
         for key, value in data[section].items():
             if isinstance(value, dict):
                 text = ", ".join(f"{k}={v}" for k, v in value.items()) or "-"

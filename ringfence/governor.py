@@ -66,6 +66,7 @@ class Request:
     @property
     def stdin(self):
         return None if self.interactive else subprocess.DEVNULL
+    consent: str | None = None           # a Claude Code hook consent token (one use)
 
     @property
     def text(self) -> str:
@@ -330,10 +331,24 @@ def _pend(req, verdict, decision, ledger, streams, parent_id, *, where, reasons)
 
 def _sandbox_request(req, verdict, ledger, deps, streams) -> Outcome:
     grants = active_keys(ledger, req.session)
+    approved = False
     decision = deps.decide(verdict, req.profile, grants=grants, context="sandbox")
     if decision.decision == "deny":
         return _refuse(req, verdict, ledger, streams, None, kind="sandbox",
                        reasons=tuple(decision.reasons), decision=decision)
+    if decision.decision == "ask" and req.consent:
+        # The person approved this exact command in Claude Code (hook --wrap): the
+        # token is bound to the command text, the tool_use_id and the session, and
+        # is spent by this one run. Anything else falls through to a pending approval.
+        from .hooks.store import consume_consent
+
+        note = consume_consent(ledger, req.consent, command=req.text, session=req.session)
+        approved = note is not None
+        if approved:
+            decision = type(decision)("allow", (*decision.reasons, note), decision.matched)
+        else:
+            streams.say("ringfence: the Claude Code consent token does not match this "
+                        "command, session or is spent; asking instead")
     if decision.decision == "ask":
         return _pend(req, verdict, decision, ledger, streams, None, where="sandbox",
                      reasons=tuple(decision.reasons) or _reasons(verdict, decision, grants))
@@ -342,7 +357,8 @@ def _sandbox_request(req, verdict, ledger, deps, streams) -> Outcome:
         profile=req.profile.name, spec_digest=getattr(req.profile, "digest", None),
         workspace=req.workspace, cwd=req.cwd or os.getcwd(), verdict=verdict.to_json(),
         decision=decision.to_json(), session=req.session)
-    outcome, result = _sandbox_exec(req, ledger, deps, streams, run_id, verdict.keys)
+    outcome, result = _sandbox_exec(req, ledger, deps, streams, run_id, verdict.keys,
+                                    approved=approved)
     if (req.profile.host == "escalate" and outcome.state == "failed"
             and looks_like_boundary(result)):
         streams.say(f"ringfence: the sandboxed run {run_id} failed at the boundary "
@@ -377,13 +393,15 @@ def _text(value: Any) -> str:
     return value or ""
 
 
-def _sandbox_exec(req, ledger, deps, streams, run_id, keys, approval_id=None):
+def _sandbox_exec(req, ledger, deps, streams, run_id, keys, approval_id=None,
+                  approved=False):
     # No walk of the workspace: a staged run reports its exact changes itself
     # (ringfence/settle.py); only a run that was not staged falls back to this.
     before = None
     started = time.monotonic()
     try:
-        result = _call_runner(req, deps, streams, keys)
+        result = _call_runner(req, deps, streams, keys,
+                              approved=approved or approval_id is not None)
     except RingfenceError as exc:
         # Fail closed (SandboxError, a profile the compiler rejects, ...): the
         # command did not run. Record why, say so, exit 125.
@@ -401,7 +419,7 @@ def _sandbox_exec(req, ledger, deps, streams, run_id, keys, approval_id=None):
                            approval_id)
 
 
-def _call_runner(req, deps, streams, keys):
+def _call_runner(req, deps, streams, keys, approved=False):
     # The runner re-checks the gate itself. We have already decided (with this
     # session's grants, or a person's approval), so the keys of what we run are
     # passed as grants: ask rules no longer hold it, deny rules still do.
@@ -409,7 +427,8 @@ def _call_runner(req, deps, streams, keys):
                             command=req.command if req.argv is None else None,
                             profile=req.profile, workspace=req.workspace,
                             timeout=req.timeout, grants=frozenset(keys),
-                            out=streams.out, err=streams.err, **_stdin_kw(req))
+                            out=streams.out, err=streams.err, cwd=req.cwd,
+                            approved=approved, **_stdin_kw(req))
 
 
 def _stdin_kw(req) -> dict:

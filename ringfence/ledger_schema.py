@@ -77,5 +77,30 @@ def _m5_approval_identity(c: sqlite3.Connection) -> None:
     c.execute("ALTER TABLE approvals ADD COLUMN workspace_id TEXT")
 
 
+def _m6_hook(c: sqlite3.Connection) -> None:
+    """Claude Code hook decisions (append-only) and the asks they wait on (issue 13).
+
+    ``hook_asks`` binds a PreToolUse ``ask`` to its Claude session and
+    ``tool_use_id``, the exact command text (and its --wrap rewrite), the verdict
+    and its keys; the matching Post event turns it into an approval. A --wrap
+    consent token is stored only as its sha256 and is spent by one run."""
+    c.execute("""CREATE TABLE hook_events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, event TEXT NOT NULL,
+        session TEXT, tool_use_id TEXT, tool_name TEXT, command TEXT, decision TEXT,
+        reasons TEXT, verdict TEXT, keys TEXT, profile TEXT, workspace TEXT, note TEXT)""")
+    c.execute("CREATE INDEX hook_events_at ON hook_events(at)")
+    for op in ("UPDATE", "DELETE"):
+        c.execute(f"""CREATE TRIGGER hook_events_no_{op.lower()} BEFORE {op} ON hook_events
+            BEGIN SELECT RAISE(ABORT, 'hook_events are append-only'); END""")
+    c.execute("""CREATE TABLE hook_asks (
+        session TEXT NOT NULL, tool_use_id TEXT NOT NULL, at REAL NOT NULL,
+        rf_session TEXT NOT NULL, command TEXT NOT NULL, wrapped TEXT, run_text TEXT,
+        verdict TEXT NOT NULL, keys TEXT NOT NULL, grant_scope TEXT NOT NULL,
+        profile TEXT, consent TEXT, consent_used REAL,
+        status TEXT NOT NULL DEFAULT 'asked', decided_at REAL,
+        PRIMARY KEY (session, tool_use_id))""")
+    c.execute("CREATE INDEX hook_asks_consent ON hook_asks(consent)")
+
+
 MIGRATIONS = (_m1_runs, _m2_approvals, _m3_event_index, _m4_prune_path,
-              _m5_approval_identity)
+              _m5_approval_identity, _m6_hook)

@@ -90,7 +90,7 @@ def _resolve_profile(profile, workspace: str, env: Mapping[str, str]):
 def prepare(argv: Sequence[str] | None = None, *, command: str | None = None,
             profile=None, workspace: str | None = None,
             env: Mapping[str, str] | None = None, grants: frozenset = frozenset(),
-            verdict=None) -> Prepared:
+            verdict=None, cwd: str | None = None, approved: bool = False) -> Prepared:
     """``verdict``: the caller's classification of this same text (the governor has
     one already); used only if its ``command`` is exactly the text we would
     classify, so a stale or foreign verdict can never decide for another command."""
@@ -113,16 +113,37 @@ def prepare(argv: Sequence[str] | None = None, *, command: str | None = None,
 
     text = command if command is not None else shlex.join(argv)
     inner = ("bash", "-c", "--", command) if command is not None else tuple(argv)
+    if command is not None and len(command) > _CHUNK:
+        inner = big_command(command)
     if verdict is None or getattr(verdict, "command", None) != text:
         verdict = classify(text)
     decision = decide(verdict, prof, grants=grants, context="sandbox")
+    kind = decision.decision
+    if kind == "ask" and approved:
+        # A person approved this exact text (`approve`, or a Claude Code consent):
+        # an ask (a rule, or code the rules cannot see) no longer holds it; deny does.
+        kind = "allow"
     spec = host = None
     recovered: tuple = ()
-    if decision.decision == "allow":
+    if kind == "allow":
         recovered = recover(env)
-        spec, host = compile_for(prof, ws, env)
-    return Prepared(inner, text, ws, prof, why, verdict, decision.decision,
+        spec, host = compile_for(prof, ws, env, cwd=cwd)
+    return Prepared(inner, text, ws, prof, why, verdict, kind,
                     tuple(decision.reasons), spec, host, env, recovered)
+
+
+# The kernel caps ONE argv string at 128 KiB (MAX_ARG_STRLEN), so a longer -c text
+# cannot reach bash as one word. It goes in pieces (each at most _CHUNK characters,
+# so at most 4 * _CHUNK bytes) that bash joins and evals: the same text, parsed
+# and run by the same shell. The helper variables are unset before it runs.
+_CHUNK = 24 * 1024
+_JOIN = ('rf_c=; for rf_p do rf_c+=$rf_p; done; unset rf_p; set --; '
+         'eval "unset rf_c; $rf_c"')
+
+
+def big_command(command: str) -> tuple[str, ...]:
+    parts = [command[i:i + _CHUNK] for i in range(0, len(command), _CHUNK)]
+    return ("bash", "-c", _JOIN, "bash", *parts)
 
 
 def recover(env: Mapping[str, str]) -> tuple:
@@ -137,7 +158,7 @@ def recover(env: Mapping[str, str]) -> tuple:
     return notes
 
 
-def compile_for(profile, workspace: str, env: Mapping[str, str]):
+def compile_for(profile, workspace: str, env: Mapping[str, str], cwd: str | None = None):
     """Probe the host for this profile and compile it. (spec, host facts)."""
     from ringfence.compiler.compile import compile_profile
     from ringfence.compiler.host import probe
@@ -150,7 +171,8 @@ def compile_for(profile, workspace: str, env: Mapping[str, str]):
         from ringfence.compiler.compile import _tooling_dir
         os.makedirs(_tooling_dir(profile, host.home), mode=0o700, exist_ok=True)
     host = host.for_profile(profile, workspace)
-    return compile_profile(profile, workspace, host), host
+    return compile_profile(profile, workspace, host,
+                           cwd=os.path.realpath(cwd) if cwd else None), host
 
 
 def _refuse_broad_workspace(profile, workspace: str, home: str) -> None:
@@ -202,14 +224,14 @@ def run(argv: Sequence[str] | None = None, *, command: str | None = None, profil
         env: Mapping[str, str] | None = None, stdin: bytes | int | IO | None = None,
         capture: bool = False, grants: frozenset = frozenset(),
         out: IO[bytes] | None = None, err: IO[bytes] | None = None,
-        verdict=None) -> RunResult:
+        verdict=None, cwd: str | None = None, approved: bool = False) -> RunResult:
     """Run ``argv`` (or a bash ``command`` string) under ``profile``.
 
     ``profile``: a built-in name, a TOML path, a Profile, or None for the
     active profile (SPEC §3 precedence).
     """
     p = prepare(argv, command=command, profile=profile, workspace=workspace, env=env,
-                grants=grants, verdict=verdict)
+                grants=grants, verdict=verdict, cwd=cwd, approved=approved)
     if p.decision == "deny":
         return RunResult(EXIT_DENIED, "denied", p.profile.name, "deny", p.reasons, p.verdict)
     if p.decision == "ask":

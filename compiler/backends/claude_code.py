@@ -12,14 +12,30 @@ Two parts:
   rules, read-denied paths as ``Read(...)`` denials, protected paths as
   ``Edit(...)`` denials, network denials as ``WebFetch(domain:...)`` denials.
 
-Command rules. ``Bash(git push:*)`` is a prefix rule ("git push" and anything
-after), ``Bash(npm test)`` an exact one. ringfence's ``**`` tail maps to ``:*``
-and ``{a,b}`` expands to one rule per alternative. A ``*`` or ``<hole>`` (one
+Command rules. ``Bash(git push *)`` is a prefix rule ("git push" then a space and
+anything; the ``:*`` form is deprecated), ``Bash(npm test)`` an exact one.
+ringfence's ``**`` tail (zero or more words) maps to the pair ``Bash(git push)`` +
+``Bash(git push *)`` and ``{a,b}`` expands to one rule per alternative. A ``*`` or ``<hole>`` (one
 word) has no Claude Code equivalent: for ``ask``/``deny`` the rule is widened
 to the prefix before it (asking or denying more, never less); an ``allow``
 rule with one is NOT exported (widening an allow would grant more). Both
 cases are reported. Note also that Claude Code matches the command text,
-while ringfence matches each capability after unwrapping wrappers.
+while ringfence matches each capability after unwrapping wrappers (the notes
+name what Claude's matching misses).
+
+What the profile means, said in Claude Code's terms (issue 13):
+
+* ``sandbox.failIfUnavailable``: a missing bwrap is a hard failure, never an
+  unsandboxed run (fail closed).
+* ``network.deniedDomains``: the profile's network deny list.
+* ``network.strictAllowlist``: a domain that is not allowed is refused, not
+  prompted for (ringfence never asks per domain). Without it Claude Code asks
+  the person for every new domain, so Strict's "no network" would be one click
+  away. ``allowManagedDomainsOnly`` blocks too, but only in managed settings.
+  A profile without network also denies the ``WebFetch`` tool.
+* A workspace the profile does not make writable (Observe) goes into
+  ``filesystem.denyWrite`` (Claude Code's sandbox writes the cwd by default)
+  and its Edit/Write tools are denied.
 """
 
 from __future__ import annotations
@@ -85,8 +101,16 @@ def bash_rules(pattern: str, action: str, unsupported: list[str]) -> list[str]:
     out = []
     for combo in itertools.product(*words):
         text = " ".join(_word(w) for w in combo)
-        out.append(f"Bash({text}:*)" if tail else f"Bash({text})")
+        out.append(f"Bash({text})")
+        if tail:
+            out.append(f"Bash({text} *)")
     return out
+
+
+# Spellings of one action that Claude Code's text matching does not see, while
+# ringfence's rules match the capability after unwrapping (gate.py).
+MISSED = ("`git -C dir push`", "`/usr/bin/git push`", "`env git push`",
+          "`command git push`", "`timeout 5 git push`")
 
 
 def render(profile: Profile, *, workspace: str) -> Export:
@@ -97,12 +121,16 @@ def render(profile: Profile, *, workspace: str) -> Export:
     note = private_address_note(profile)
     if note:
         unsupported.append(note)
-    if net.mode == "proxy" and net.deny:
-        unsupported.append("network deny list: Claude Code's sandbox has no separate deny list; "
-                           "exported as WebFetch(domain:...) denials, which bind the WebFetch "
-                           "tool only. The sandbox allowlist is default-deny, so a denial only "
-                           "matters where a wildcard allow covers it: "
-                           + ", ".join(net.deny))
+    denied = srt_domains(net.deny, deny=True, unsupported=unsupported) \
+        if net.mode == "proxy" else []
+    unsupported.append("network.strictAllowlist (refuse, never prompt for, a domain that is "
+                       "not allowed) is not in Claude Code's documentation yet (v2.1.219+); "
+                       "an older Claude Code asks the person for each new domain instead")
+    if profile.rules:
+        unsupported.append("command rules: Claude Code matches the command text, so a "
+                           "Bash(...) rule misses other spellings of the same action that "
+                           "ringfence's rules catch, e.g. " + ", ".join(MISSED)
+                           + "; keep the ringfence hook in front of it")
     unsupported += common_unsupported(profile, has_env=False, has_limits=False,
                                       has_private_tmp=False)
     unsupported.append("seccomp denials beyond Unix sockets (io_uring, mount, nested user "
@@ -120,18 +148,30 @@ def render(profile: Profile, *, workspace: str) -> Export:
     if net.mode == "proxy":
         for text in net.deny:
             perms["deny"].append(f"WebFetch(domain:{text})")
+    else:
+        perms["deny"].append("WebFetch")     # no network: Claude's own fetch tool neither
+    writable = writable_roots(profile, workspace)
+    deny_write = [_cc_path(p) for p in protected(profile, workspace)]
+    if profile.sandbox and workspace not in writable:
+        # Claude Code's sandbox (and its Edit/Write tools) write the cwd by default.
+        deny_write.insert(0, _cc_path(workspace))
+        perms["deny"] += (["Edit", "Write", "NotebookEdit"] if not writable else
+                          [f"{t}({_cc_path(workspace)}/**)" for t in ("Edit", "Write")])
     sandbox = {
         "enabled": bool(profile.sandbox),
+        # No bwrap means no Bash, never Bash without a sandbox (fail closed).
+        "failIfUnavailable": bool(profile.sandbox),
         # ringfence runs sandboxed commands without asking unless a rule says
         # ask/deny; Claude Code still applies explicit ask/deny rules.
         "autoAllowBashIfSandboxed": bool(profile.sandbox),
         # host "deny" (Strict): no escape hatch out of the sandbox at all.
         "allowUnsandboxedCommands": profile.host != "deny",
-        "network": {"allowedDomains": allowed,
+        "network": {"allowedDomains": allowed, "deniedDomains": denied,
+                    "strictAllowlist": True,
                     "allowAllUnixSockets": bool(net.allow_unix_sockets)},
         "filesystem": {
-            "allowWrite": [_cc_path(p) for p in writable_roots(profile, workspace)],
-            "denyWrite": [_cc_path(p) for p in protected(profile, workspace)],
+            "allowWrite": [_cc_path(p) for p in writable],
+            "denyWrite": deny_write,
             "denyRead": [_cc_path(p) for p in read_denied(profile, workspace)],
         },
     }

@@ -24,9 +24,9 @@ def register(app: typer.Typer) -> None:
              wrap: bool = typer.Option(False, "--wrap",
                                        help="Rewrite the command to run under 'ringfence run'.")
              ) -> None:
-        """Claude Code PreToolUse hook: hook JSON on stdin, allow | ask | deny out.
+        """Claude Code hook for every event: hook JSON on stdin, allow | ask | deny out.
 
-        The reason lists the findings' codes and messages.
+        A yes in Claude (Pre ask, then Post) becomes a session grant of a capability.
 
         Example: ringfence hook claude-code --profile build < payload.json
         """

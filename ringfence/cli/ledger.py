@@ -287,14 +287,28 @@ def register(app: typer.Typer) -> None:
                     since: Optional[str] = typer.Option(
                         None, "--since", metavar="WHEN",
                         help="Only runs started at or after WHEN: YYYY-MM-DD[THH:MM[:SS]] "
-                             "(local time) or an age such as 90m, 12h, 7d.")) -> None:
-        """List recent runs, newest first.
+                             "(local time) or an age such as 90m, 12h, 7d."),
+                    source: str = typer.Option(
+                        "run", "--source", metavar="run|hook",
+                        help="run: runs; hook: the Claude Code hook's decisions.")) -> None:
+        """List recent runs (or the Claude Code hook's decisions), newest first.
 
         Example: ringfence ledger list --state waiting_for_approval --since 1d
+        Example: ringfence ledger list --source hook
         """
         from ringfence.fast.numbers import number
 
         n = number(limit, option="--limit", low=1, high=MAX_LIMIT, example=20)
+        if source not in ("run", "hook"):
+            raise LedgerUsageError(f"unknown --source {source!r}", hint="use run or hook")
+        if source == "hook":
+            if state is not None or session is not None or since is not None:
+                raise LedgerUsageError("--state/--session/--since filter runs; not with "
+                                       "--source hook")
+            from .hooklist import list_hook
+
+            list_hook(n, as_json)
+            return
         if state is not None and state not in LIST_STATES:
             raise LedgerUsageError(f"unknown state {state!r}",
                                    hint="use one of " + ", ".join(LIST_STATES))

@@ -63,7 +63,9 @@ def _show(name: Optional[str], workspace: Optional[str], fmt: str) -> None:
     if fmt not in SHOW_FORMATS:
         raise ProfileUsageError(f"unknown format {fmt!r} for profile show",
                                 hint="use one of " + ", ".join(SHOW_FORMATS))
-    ws = workspace or os.getcwd()
+    from ringfence.rfcore.workspace import find_workspace
+
+    ws, ws_why = find_workspace(env=os.environ, explicit=workspace)
     if name:
         profile, why = load_profile(name, workspace=ws), "requested on the command line"
     else:
@@ -71,11 +73,13 @@ def _show(name: Optional[str], workspace: Optional[str], fmt: str) -> None:
     if fmt == "json":
         data = profile_summary(profile)
         data["why"] = why
+        data["workspace"] = {"path": ws, "why": ws_why}
         print(json.dumps(data, indent=2))
         return
     if fmt == "toml":
         # Plain stdout, no rich: the text is a profile file (save it, lint it, load it).
         print(profile_toml(profile, why=why), end="")
+        print(f"# workspace: {ws} (chosen by: {ws_why})")
         return
     from rich.table import Table
 
@@ -87,6 +91,7 @@ def _show(name: Optional[str], workspace: Optional[str], fmt: str) -> None:
     for key, value in profile_rows(profile):
         table.add_row(key, value)
     console.print(table)
+    console.print(f"workspace: {ws} (chosen by: {ws_why})", highlight=False, soft_wrap=True)
     if not profile.sandbox:
         console.print("[bold yellow]warning:[/] this profile runs commands WITHOUT a sandbox",
                       highlight=False)
@@ -151,7 +156,8 @@ def register(app: typer.Typer) -> None:
     def show(
         name: Optional[str] = typer.Argument(None, help="Built-in name or TOML path "
                                              "(default: the active profile)."),
-        workspace: Optional[str] = options.workspace(),
+        workspace: Optional[str] = options.workspace("Workspace directory (default: CLAUDE_PROJECT_DIR, else the git "
+                                                     "root of the cwd, else the cwd)."),
         fmt: str = typer.Option("toml", "--format", "-f", metavar="toml|table|json",
                                 help="toml: a profile file that lints clean and loads back "
                                      "to the same settings; table: for reading; json."),

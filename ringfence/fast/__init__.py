@@ -27,7 +27,18 @@ def main(argv: list[str]) -> int:
         elif command == "run":
             from .run import main as sub
         elif command == "hook":
-            from .hook import main as sub
+            from .hook import main as hook
+
+            code = hook(rest)
+            # No interpreter teardown: it would close the hook's ledger connection,
+            # and closing the last one checkpoints the WAL with two syncs (see
+            # ringfence.hooks.claude_code._LINGER). The answer is already written.
+            import atexit
+
+            atexit._run_exitfuncs()      # exit handlers still run; only teardown is skipped
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
         else:  # pragma: no cover - __main__ only routes the names above here
             raise AssertionError(command)
         return sub(rest)

@@ -8,11 +8,16 @@ from ringfence.rfcore.errors import UsageError
 
 HELP = """usage: ringfence hook claude-code [-p|--profile P] [--wrap]
 
-Claude Code PreToolUse hook: reads the hook JSON on stdin and prints
-hookSpecificOutput.permissionDecision (allow | ask | deny) with a reason.
---wrap also rewrites tool_input.command to run under 'ringfence run'.
+Claude Code hook for every event (dispatches on hook_event_name): PreToolUse
+prints hookSpecificOutput.permissionDecision (allow | ask | deny) with a reason;
+PostToolUse/PostToolUseFailure after an ask record the person's yes and grant a
+capability for the Claude session (profile hook.grant); PermissionRequest keeps
+a ringfence deny. --wrap also rewrites tool_input.command to run under
+'ringfence run' (asked once; shell state stays in Claude's shell).
 
-Example (settings.json):
+Install: ringfence init claude-code [--project|--user] [--profile P] [--wrap]
+Example (settings.json; the same entry for PostToolUse, PostToolUseFailure,
+PermissionRequest and PermissionDenied):
   {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
     "command": "ringfence hook claude-code --profile build"}]}]}}
 """
@@ -32,4 +37,4 @@ def main(argv: list[str]) -> int:
 
     # -p is --profile here too, as in every other command (issue 14 §3).
     rest = ["--profile" if a == "-p" else a for a in argv[1:]]
-    return claude_main(rest)
+    return claude_main(rest, keep_open=True)

@@ -28,7 +28,7 @@ USAGE = """\
 usage: ringfence run [-p|--profile P] [-w|--workspace DIR] [--host]
                      [--session S] [--sandbox on|off] [--timeout SECONDS]
                      [--no-stdin]
-                     (-c 'STRING' | [--] ARGV...)
+                     (-c 'STRING' | --command-file FILE|- | [--] ARGV...)
 
 Run a command inside the sandbox compiled from a profile, or ask to run it on
 the host with --host. Every run, refusal and approval request is recorded in
@@ -53,6 +53,10 @@ examples:
   ringfence run --host -- longbridge quote AAPL.US
   ringfence run --sandbox off -- ./deploy.sh
 
+--command-file reads the command string from FILE (or stdin for '-'), minus one
+trailing newline: commands of any size, past the argv limit. Without --workspace
+the workspace is CLAUDE_PROJECT_DIR, else the git root of the cwd, else the cwd.
+
 exit status: the command's own; 125 = could not run safely (nothing ran, also
 for bad arguments); 77 = denied by the profile; 75 = waiting for approval
 (approve with 'ringfence approve ID'); 124 = timed out.
@@ -68,10 +72,12 @@ def parse_run_args(argv: list[str]) -> dict:
 
     opts: dict[str, Any] = {"profile": None, "workspace": None, "host": False,
                             "session": None, "sandbox": "on", "timeout": None,
-                            "command": None, "argv": None, "help": False, "no_stdin": False}
+                            "command": None, "argv": None, "help": False, "no_stdin": False,
+                            "command_file": None, "consent": None}
     takes = {"--profile": "profile", "-p": "profile", "--workspace": "workspace",
              "-w": "workspace", "--session": "session", "--sandbox": "sandbox",
-             "--timeout": "timeout", "-c": "command"}
+             "--timeout": "timeout", "-c": "command", "--command-file": "command_file",
+             "--hook-consent": "consent"}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -100,6 +106,10 @@ def parse_run_args(argv: list[str]) -> dict:
         i += 1
     if opts["help"]:
         return opts
+    if opts["command_file"] is not None:
+        if opts["command"] is not None:
+            raise UsageError("give -c 'STRING' or --command-file, not both")
+        opts["command"] = _read_command_file(opts["command_file"])
     if opts["sandbox"] not in ("on", "off"):
         raise UsageError(f"--sandbox takes on or off, not {opts['sandbox']!r}")
     if opts["sandbox"] == "off" and opts["profile"] not in (None, "host"):
@@ -122,6 +132,29 @@ def parse_run_args(argv: list[str]) -> dict:
         raise UsageError("give exactly one of -c 'STRING' or an argv after '--'",
                          hint="ringfence run -- ls -la   or   ringfence run -c 'ls | head'")
     return opts
+
+
+def _read_command_file(path: str) -> str:
+    """The command text of --command-file (``-`` = stdin), minus ONE trailing newline
+    (a here-document always ends in one). Read as bytes and decoded strictly."""
+    import sys
+
+    from ringfence.rfcore.errors import UsageError
+
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read --command-file {path!r}: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError("the --command-file text is not valid UTF-8 (RF008); nothing was run",
+                         hint="pass the command as UTF-8 text") from None
+    return text[:-1] if text.endswith("\n") else text
 
 
 def _check_command(opts: dict) -> None:
@@ -152,7 +185,9 @@ def main_run(argv_list: list[str], *, deps: Deps | None = None, ledger: Ledger |
         streams.out.flush()
         return 0
     _check_command(opts)
-    workspace = os.path.abspath(opts["workspace"] or os.getcwd())
+    from ringfence.rfcore.workspace import find_workspace
+
+    workspace, _rule = find_workspace(env=env, explicit=opts["workspace"])
     if not os.path.isdir(workspace):
         from ringfence.rfcore.errors import UsageError
 
@@ -169,7 +204,8 @@ def main_run(argv_list: list[str], *, deps: Deps | None = None, ledger: Ledger |
     req = Request(profile=profile, command=opts["command"],
                   argv=tuple(opts["argv"]) if opts["argv"] else None, workspace=workspace,
                   cwd=os.getcwd(), host=opts["host"], session=session,
-                  timeout=opts["timeout"], interactive=not opts["no_stdin"])
+                  timeout=opts["timeout"], interactive=not opts["no_stdin"],
+                  consent=opts["consent"])
     own = ledger is None
     ledger = ledger or Ledger(env=env)
     try:

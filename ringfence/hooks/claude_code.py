@@ -1,40 +1,59 @@
-"""Claude Code PreToolUse hook (SPEC §6).
+"""Claude Code hook: one command for every event (SPEC §6, issue 13).
 
-Input (stdin): ``{"session_id", "transcript_path", "cwd", "permission_mode",
-"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command",
-"description", "timeout", "run_in_background"}, "tool_use_id"}``.
+``ringfence hook claude-code [--profile P] [--wrap]`` reads one hook payload on
+stdin and dispatches on ``hook_event_name``:
 
-Output (stdout): ``{"hookSpecificOutput": {"hookEventName": "PreToolUse",
-"permissionDecision": "allow" | "ask" | "deny", "permissionDecisionReason": ...,
-"updatedInput": {...}}}``; ``updatedInput`` replaces the whole tool input, so it
-carries every original field with only ``command`` rewritten.
+* ``PreToolUse`` (Bash): ``hookSpecificOutput.permissionDecision`` allow | ask |
+  deny with a reason built from the findings. Without ``--wrap`` the command
+  runs on the machine, so the gate judges it in the ``host`` context (helpers,
+  granted or allow-ruled capabilities pass; deny rules deny; the rest asks).
+  With ``--wrap`` it runs under ``ringfence run`` in the profile's sandbox
+  (context ``sandbox``: only deny and ask rules matter), ``updatedInput``
+  carrying every original field with ``command`` rewritten (see ``wrap.py``).
+  An ``ask`` is remembered (``store.remember_ask``) with its ``tool_use_id``.
+* ``PostToolUse`` / ``PostToolUseFailure`` (Bash): Claude Code ran the call, so
+  the person said yes to the ask of the same ``tool_use_id`` and session. The
+  approval is recorded; for a ``capability`` verdict its keys are granted for
+  that Claude session unless the profile's ``hook.grant`` is ``once``. A
+  ``one_time`` verdict grants nothing. A Post whose command is not the asked
+  text grants nothing (``mismatch``).
+* ``PermissionRequest`` (Bash): a ringfence ``deny`` stays a deny
+  (``decision.behavior``); otherwise no decision, the dialog is the person's.
+* ``PermissionDenied``: the ask is settled as denied (its consent is closed).
+* Anything else, and other tools: no decision (empty output).
 
-Decision. Without ``--wrap`` the command runs on the machine, so the gate judges
-it in the ``host`` context: a helper, or a capability that is granted or allowed
-by a rule -> allow; a deny rule -> deny; anything else -> ask, with the findings'
-codes and messages as the reason. With ``--wrap`` the command runs inside the
-profile's sandbox under ``ringfence run``, so it is judged in the ``sandbox``
-context: the sandbox is the boundary, deny rules still deny, and ask rules (e.g.
-``git push`` under Build) still ask; asking about everything the sandbox already
-contains would only teach people to click "yes". Other tools get no decision (empty output). Anything we
-cannot read or evaluate gets a safe ``ask`` with the reason, never an allow.
+Every Bash event is recorded in the ledger (``ledger list --source hook``).
+Anything we cannot read or evaluate gets a safe ``ask``, never an allow; the
+hook always exits 0 (a crashing hook would leave Claude Code to its defaults).
 
-Runs on every agent command: stdlib + tree-sitter + our packages only.
+Runs on every agent call: stdlib + tree-sitter + our packages only.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
 import sys
 from typing import Any, Mapping
 
-EVENT = "PreToolUse"
+from .wrap import profile_ref, self_invocation, wrap_command   # noqa: F401 (API)
+
+PRE, POST, FAIL, PERM, DENIED = ("PreToolUse", "PostToolUse", "PostToolUseFailure",
+                                 "PermissionRequest", "PermissionDenied")
+EVENTS = (PRE, POST, FAIL, PERM)
+EVENT = PRE
+# Modes in which Claude Code asks nobody: a Post there is no person's yes.
+UNATTENDED_MODES = frozenset({"bypassPermissions", "dontAsk"})
+# The hook process (``main(..., keep_open=True)``) leaves its ledger connection open
+# and ``ringfence.fast`` ends it with os._exit: closing the last connection checkpoints the WAL and syncs
+# twice (~10 ms of every agent command). Commits are as durable either way (WAL,
+# synchronous=NORMAL); the next run, CLI or checkpoint folds them in.
+_LINGER: list = []
+_KEEP_OPEN = False
 
 
 def output(decision: str, reason: str, updated: dict | None = None) -> dict:
-    out: dict[str, Any] = {"hookEventName": EVENT, "permissionDecision": decision,
+    out: dict[str, Any] = {"hookEventName": PRE, "permissionDecision": decision,
                            "permissionDecisionReason": reason}
     if updated is not None:
         out["updatedInput"] = updated
@@ -42,7 +61,7 @@ def output(decision: str, reason: str, updated: dict | None = None) -> dict:
 
 
 def session_for(payload: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
-    """RINGFENCE_SESSION if set, else one session per Claude Code session."""
+    """RINGFENCE_SESSION if set, else one ringfence session per Claude Code session."""
     if env.get("RINGFENCE_SESSION", "").strip():
         return env["RINGFENCE_SESSION"]
     sid = payload.get("session_id")
@@ -51,55 +70,9 @@ def session_for(payload: Mapping[str, Any], env: Mapping[str, str]) -> str | Non
     return None
 
 
-def profile_ref(profile) -> str:
-    src = profile.source or ""
-    return src.split(":", 1)[1] if src.startswith("builtin:") else (src or profile.name)
-
-
-def self_invocation() -> list[str]:
-    """How to run this very ringfence again, independent of the agent's PATH.
-
-    A bare `ringfence` would be looked up on the agent's PATH, where it may be
-    missing (a venv install) or shadowed by something else.
-    """
-    script = sys.argv[0] if sys.argv else ""
-    if os.path.basename(script) == "ringfence":
-        import shutil
-
-        found = script if os.sep in script else shutil.which(script)
-        if found:
-            return [os.path.abspath(found)]
-    return [sys.executable, "-m", "ringfence"]
-
-
-def wrap_command(command: str, profile, session: str | None,
-                 prog: list[str] | None = None) -> str:
-    """The same command run under `ringfence run`; bash reads it back exactly."""
-    # --no-stdin: the wrapped command is an agent's, not a person's at a terminal.
-    parts = [*(prog or ["ringfence"]), "run", "--no-stdin", "--profile", profile_ref(profile)]
-    if session:
-        parts += ["--session", session]
-    return shlex.join(parts + ["-c", command])
-
-
-def _grants(session: str | None, env: Mapping[str, str]) -> tuple[frozenset[str], str | None]:
-    if not session:
-        return frozenset(), None
-    try:
-        from ringfence.rfcore.paths import state_dir
-
-        # No ledger yet: nothing was ever granted. Checked before loading the
-        # ledger machinery (sqlite3), which every hook call would otherwise pay.
-        db = os.path.join(state_dir(env), "ledger.db")
-        if not os.path.exists(db):
-            return frozenset(), None
-        from ringfence.grants import active_keys
-        from ringfence.ledger import Ledger
-
-        with Ledger(db, recover=False) as led:   # a read; recovery is run's job
-            return active_keys(led, session), None
-    except Exception as exc:   # a broken ledger must not turn into an allow
-        return frozenset(), f"grants unavailable ({exc}); treating nothing as granted"
+def _str(payload: Mapping[str, Any], key: str) -> str | None:
+    v = payload.get(key)
+    return v if isinstance(v, str) and v else None
 
 
 def _reason(verdict, decision, profile_name: str, note: str | None) -> str:
@@ -114,48 +87,221 @@ def _reason(verdict, decision, profile_name: str, note: str | None) -> str:
     return f"ringfence ({profile_name}, {verdict.verdict}): " + "; ".join(parts)
 
 
+class _Ledger:
+    """The ledger, opened at most once per hook call; a broken one is a note."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env, self.led, self.note = env, None, None
+
+    def get(self):
+        if self.led is None and self.note is None:
+            try:
+                from ringfence.ledger import Ledger
+
+                self.led = Ledger(env=self.env, recover=False)   # recovery is run's job
+            except Exception as exc:   # a broken ledger must never become an allow
+                self.note = f"ledger unavailable ({exc}); nothing granted or recorded"
+        return self.led
+
+    def close(self) -> None:
+        if self.led is not None:
+            if _KEEP_OPEN:
+                _LINGER.append(self.led)
+            else:
+                self.led.close()
+
+
 def respond(payload: Any, *, profile: str | None = None, wrap: bool = False,
             env: Mapping[str, str] | None = None) -> dict | None:
     """The hook's answer for one payload, or None for "no decision"."""
     env = os.environ if env is None else env
     if not isinstance(payload, dict):
         return output("ask", "ringfence: hook input is not a JSON object; asking to be safe")
-    event = payload.get("hook_event_name", EVENT)
-    if event != EVENT or payload.get("tool_name") != "Bash":
+    event = payload.get("hook_event_name", PRE)
+    if event not in (*EVENTS, DENIED) or payload.get("tool_name") != "Bash":
         return None
+    led = _Ledger(env)
+    try:
+        if event == PRE:
+            return _pre(payload, profile, wrap, env, led)
+        if event == PERM:
+            return _permission_request(payload, profile, env, led)
+        _after(payload, event, led)
+        return None
+    finally:
+        led.close()
+
+
+def _load(payload, profile, env):
+    """(profile, workspace, why) or raises RingfenceError."""
+    from ringfence.profiles.load import resolve_active
+    from ringfence.rfcore.workspace import find_workspace
+
+    cwd = _str(payload, "cwd")
+    cwd = cwd if cwd and os.path.isdir(cwd) else os.getcwd()
+    workspace, ws_why = find_workspace(cwd, env)
+    prof, _why = resolve_active(profile, env=env, workspace=workspace)
+    return prof, workspace, ws_why
+
+
+def _command(payload) -> str | None:
     tool_input = payload.get("tool_input")
     command = tool_input.get("command") if isinstance(tool_input, dict) else None
-    if not isinstance(command, str) or not command.strip():
+    return command if isinstance(command, str) and command.strip() else None
+
+
+def _pre(payload, profile, wrap, env, led) -> dict:
+    command = _command(payload)
+    if command is None:
         return output("ask", "ringfence: Bash tool input has no command string; asking")
-    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
     from ringfence.rfcore.errors import RingfenceError
 
     try:
-        from ringfence.profiles.load import resolve_active
-
-        prof, _why = resolve_active(profile, env=env,
-                                    workspace=cwd if os.path.isdir(cwd) else None)
+        prof, workspace, _ws_why = _load(payload, profile, env)
     except RingfenceError as exc:
         return output("ask", f"ringfence: cannot load the profile ({exc}); asking")
     from ringfence.classifier import classify
     from ringfence.gate import decide
 
     session = session_for(payload, env)
-    grants, note = _grants(session, env)
-    verdict = classify(command)
-    decision = decide(verdict, prof, grants=grants, context="sandbox" if wrap else "host")
+    kind, prefix, body = ("state", command, "") if not wrap else _plan(command)
+    wrapped = kind == "wrap"
+    judged = body if wrapped else command
+    grants = frozenset()
+    if led.get() is not None and session:
+        from ringfence.grants import active_keys
+
+        grants = active_keys(led.led, session)
+    note = led.note
+    verdict = classify(judged)
+    decision = decide(verdict, prof, grants=grants, context="sandbox" if wrapped else "host")
     reason = _reason(verdict, decision, prof.name, note)
-    if decision.decision == "deny" or not wrap:
-        return output(decision.decision, reason)
-    updated = dict(tool_input, command=wrap_command(command, prof, session,
-                                                    prog=self_invocation()))
-    return output(decision.decision, reason + " [runs under 'ringfence run']", updated)
+    updated, consent = None, None
+    if decision.decision != "deny" and wrapped:
+        if decision.decision == "ask":
+            from .store import new_token
+
+            consent = new_token()
+        text = wrap_command(body, prof, session, workspace=workspace, consent=consent,
+                            prefix=prefix, prog=self_invocation())
+        updated = dict(payload["tool_input"], command=text)
+        reason += " [runs under 'ringfence run']"
+    _record_pre(payload, led, command, decision, verdict, prof, workspace, session,
+                updated, body if wrapped else None, consent, env)
+    return output(decision.decision, reason, updated)
+
+
+def _plan(command: str) -> tuple[str, str, str]:
+    from .wrap import plan
+
+    return plan(command)
+
+
+def _record_pre(payload, led, command, decision, verdict, prof, workspace, session,
+                updated, run_text, consent, env) -> None:
+    ledger = led.get()
+    if ledger is None:
+        return
+    from ringfence.ledger import transaction
+
+    from .store import record_event, remember_ask
+
+    sid, tid = _str(payload, "session_id"), _str(payload, "tool_use_id")
+    mode = _str(payload, "permission_mode")
+    note = None
+    with transaction(ledger.conn) as c:
+        if decision.decision == "ask" and sid and tid and session:
+            if mode in UNATTENDED_MODES:
+                note = f"permission_mode {mode}: nobody is asked, so no grant follows"
+            else:
+                remember_ask(ledger, session=sid, tool_use_id=tid, rf_session=session,
+                             command=command, wrapped=updated["command"] if updated else None,
+                             run_text=run_text, verdict=verdict.verdict, keys=verdict.keys,
+                             grant_scope=prof.hook_grant, profile=prof.name,
+                             consent=consent, conn=c)
+        record_event(ledger, event=PRE, session=sid, tool_use_id=tid, tool_name="Bash",
+                     command=command, decision=decision.decision, reasons=decision.reasons,
+                     verdict=verdict.verdict, keys=verdict.keys, profile=prof.name,
+                     workspace=workspace, note=note, conn=c)
+
+
+def _after(payload, event, led) -> None:
+    """Post / PostFailure: the person's yes becomes an approval (and maybe a grant)."""
+    ledger = led.get()
+    if ledger is None:
+        return
+    from ringfence.grants import add_grants
+    from ringfence.ledger import transaction
+
+    from .store import record_event, settle_ask
+
+    sid, tid = _str(payload, "session_id"), _str(payload, "tool_use_id")
+    command = _command(payload)
+    status = "denied" if event == DENIED else "approved"
+    with transaction(ledger.conn) as c:
+        outcome, ask = ("none", None) if not (sid and tid) else settle_ask(
+            c, sid, tid, command=command, status_if_match=status)
+        note, decision, granted = None, None, []
+        if outcome == "mismatch":
+            decision = "mismatch"
+            note = "the command that ran is not the one asked about; nothing granted"
+        elif outcome == "approved":
+            decision = "approved"
+            if ask["verdict"] != "capability":
+                note = f"{ask['verdict']} verdict: approved once, never granted"
+            elif ask["grant_scope"] != "session":
+                note = "profile hook.grant = once: approved for this call only"
+            elif ask["keys"]:
+                granted = ask["keys"]
+                add_grants(ledger, granted, "session", ask["rf_session"],
+                           in_transaction=True)
+                note = (f"granted for session {ask['rf_session']}: " + ", ".join(granted))
+        elif outcome == "denied":
+            decision = "denied"
+        record_event(ledger, event=event, session=sid, tool_use_id=tid, tool_name="Bash",
+                     command=command, decision=decision, reasons=(),
+                     verdict=ask["verdict"] if ask else None,
+                     keys=granted, profile=ask["profile"] if ask else None,
+                     note=note, conn=c)
+
+
+def _permission_request(payload, profile, env, led) -> dict | None:
+    """A ringfence deny stays a deny; anything else is the person's dialog."""
+    command = _command(payload)
+    if command is None:
+        return None
+    from ringfence.rfcore.errors import RingfenceError
+
+    try:
+        prof, workspace, _ = _load(payload, profile, env)
+    except RingfenceError:
+        return None
+    from ringfence.classifier import classify
+    from ringfence.gate import decide
+
+    verdict = classify(command)
+    decision = decide(verdict, prof, context="sandbox")
+    ledger = led.get()
+    if ledger is not None:
+        from .store import record_event
+
+        record_event(ledger, event=PERM, session=_str(payload, "session_id"),
+                     tool_use_id=_str(payload, "tool_use_id"), tool_name="Bash",
+                     command=command, decision="deny" if decision.decision == "deny" else None,
+                     reasons=decision.reasons, verdict=verdict.verdict, keys=verdict.keys,
+                     profile=prof.name, workspace=workspace)
+    if decision.decision != "deny":
+        return None
+    return {"hookSpecificOutput": {"hookEventName": PERM, "decision": {
+        "behavior": "deny", "message": _reason(verdict, decision, prof.name, None)}}}
 
 
 def main(argv: list[str], stdin=None, stdout=None, stderr=None,
-         env: Mapping[str, str] | None = None) -> int:
+         env: Mapping[str, str] | None = None, keep_open: bool = False) -> int:
     """`ringfence hook claude-code [--profile P] [--wrap]`: always exit 0 with JSON
     (or nothing); a hook that crashes would leave Claude Code to its defaults."""
+    global _KEEP_OPEN
+    _KEEP_OPEN = keep_open
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
@@ -176,8 +322,9 @@ def main(argv: list[str], stdin=None, stdout=None, stderr=None,
                 raise
             print(f"ringfence hook claude-code: internal error: {type(exc).__name__}: "
                   f"{exc}", file=stderr)
-            answer = output("ask", f"ringfence: internal error ({type(exc).__name__}); "
-                            "asking to be safe")
+            event = payload.get("hook_event_name") if isinstance(payload, dict) else None
+            answer = None if event not in (None, PRE) else output(
+                "ask", f"ringfence: internal error ({type(exc).__name__}); asking to be safe")
     if answer is not None:
         stdout.write(json.dumps(answer) + "\n")
         stdout.flush()

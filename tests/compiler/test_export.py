@@ -118,12 +118,12 @@ def test_private_address_rule_is_reported():
 
 
 @pytest.mark.parametrize("pattern,action,rules,note", [
-    ("git push **", "ask", ["Bash(git push:*)"], None),
+    ("git push **", "ask", ["Bash(git push)", "Bash(git push *)"], None),
     ("npm run {test,build}", "allow", ["Bash(npm run test)", "Bash(npm run build)"], None),
     ("make", "allow", ["Bash(make)"], None),
-    ("grep 'a b' **", "allow", ["Bash(grep 'a b':*)"], None),
-    ("gh pr view *", "ask", ["Bash(gh pr view:*)"], "exported as a prefix rule (it asks more)"),
-    ("kubectl delete <what> **", "deny", ["Bash(kubectl delete:*)"], "it denys more"),
+    ("grep 'a b' **", "allow", ["Bash(grep 'a b')", "Bash(grep 'a b' *)"], None),
+    ("gh pr view *", "ask", ["Bash(gh pr view)", "Bash(gh pr view *)"], "exported as a prefix rule (it asks more)"),
+    ("kubectl delete <what> **", "deny", ["Bash(kubectl delete)", "Bash(kubectl delete *)"], "it denys more"),
     ("longbridge news <ticker>", "allow", [], "not exported (widening an allow"),
     ("git push *", "allow", [], "not exported (widening an allow"),
     ("git*", "deny", [], "does not parse"),
@@ -150,11 +150,55 @@ def test_claude_code_block():
                                                "*.corp.test:443", "pypi.org:80", "pypi.org:443"]
     perms = data["permissions"]
     assert perms["allow"] == ["Bash(npm test)"]
-    assert perms["ask"] == ["Bash(rm:*)"]
-    assert "Bash(git push:*)" in perms["deny"]
+    assert perms["ask"] == ["Bash(rm)", "Bash(rm *)"]       # never the deprecated `:*`
+    assert {"Bash(git push)", "Bash(git push *)"} <= set(perms["deny"])
+    assert not any(":*)" in r for k in perms for r in perms[k])
     assert "WebFetch(domain:secret.corp.test)" in perms["deny"]
+    assert sb["network"]["deniedDomains"] == ["secret.corp.test"]
     assert f"Edit(/{WS}/.git/hooks)" in perms["deny"]
-    assert any("network deny list" in u for u in data["_unsupported"])
+    assert any("`git -C dir push`, `/usr/bin/git push`" in u for u in data["_unsupported"])
+
+
+def _cc(name):
+    return json.loads(export_mod.render(load_profile(name), "claude-code", workspace=WS).text)
+
+
+@pytest.mark.parametrize("name", BUILTINS)
+def test_claude_code_fails_closed_without_bwrap(name):
+    assert _cc(name)["sandbox"]["failIfUnavailable"] is True
+
+
+def test_claude_code_network_deny_list_and_strict_blocking():
+    build = _cc("build")["sandbox"]["network"]
+    assert build["deniedDomains"] == ["169.254.169.254", "metadata.google.internal"]
+    for name in ("build", "strict", "observe"):
+        net = _cc(name)["sandbox"]["network"]
+        assert net["strictAllowlist"] is True          # refuse, never prompt
+    strict = _cc("strict")
+    assert strict["sandbox"]["network"]["allowedDomains"] == []
+    assert "WebFetch" in strict["permissions"]["deny"]
+    assert "WebFetch" not in _cc("build")["permissions"]["deny"]
+
+
+def test_claude_code_observe_writes_nothing():
+    data = _cc("observe")
+    assert data["sandbox"]["filesystem"]["allowWrite"] == []
+    assert data["sandbox"]["filesystem"]["denyWrite"][0] == "/" + WS     # the cwd too
+    assert {"Edit", "Write", "NotebookEdit"} <= set(data["permissions"]["deny"])
+    build = _cc("build")
+    assert "/" + WS not in build["sandbox"]["filesystem"]["denyWrite"]
+    assert "Edit" not in build["permissions"]["deny"]
+
+
+def test_claude_code_exports_validate_against_schemastore():
+    """SchemaStore's claude-code-settings.json, when a copy is provided (never committed)."""
+    path = os.environ.get("RINGFENCE_CC_SCHEMA")
+    jsonschema = pytest.importorskip("jsonschema")
+    if not path or not Path(path).is_file():
+        pytest.skip("set RINGFENCE_CC_SCHEMA to SchemaStore's claude-code-settings.json")
+    schema = json.loads(Path(path).read_text())
+    for name in BUILTINS:
+        jsonschema.validate(_cc(name), schema)
 
 
 def test_export_warns_on_stderr(capsys, tmp_path):

@@ -87,7 +87,7 @@ class FakeRunner:
     calls: list = field(default_factory=list)
 
     def __call__(self, argv=None, *, command=None, profile=None, workspace=None, timeout=None,
-                 grants=frozenset(), out=None, err=None, stdin=None):
+                 grants=frozenset(), out=None, err=None, stdin=None, **_):
         self.calls.append((argv, command, profile.name, workspace, grants))
         self.stdin = stdin
         if self.raises:

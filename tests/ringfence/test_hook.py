@@ -63,8 +63,9 @@ def test_other_tools_get_no_decision(home):
 
 
 def test_other_events_get_no_decision(home):
-    r = hook(json.dumps(payload("ls", hook_event_name="PostToolUse")))
-    assert (r.returncode, r.stdout) == (0, b"")
+    for event in ("PostToolUse", "PostToolUseFailure", "SessionStart", "Stop"):
+        r = hook(json.dumps(payload("ls", hook_event_name=event)))
+        assert (r.returncode, r.stdout) == (0, b"")
 
 
 @pytest.mark.parametrize("raw", [b"{not json", b"", b"\xff\xfe", b"[1, 2"])
@@ -121,25 +122,37 @@ TRICKY = [
 ]
 
 
-@pytest.mark.parametrize("command", TRICKY)
+@pytest.mark.parametrize("command", TRICKY + ["x" * 131072 + "\nRINGFENCE_CMD_X\n",
+                                              "printf '%s' \"$(cat <<'EOF'\n" + "y" * 140000
+                                              + "\nEOF\n)\""])
 def test_wrapped_command_round_trips_through_bash(tmp_path, command):
-    """bash must hand `ringfence run` exactly the original string, byte for byte."""
+    """bash must hand `ringfence run` exactly the original string, byte for byte, on
+    stdin (a here-document), never in argv: 128 KiB and more must work."""
     fake = tmp_path / "ringfence"
-    fake.write_text("#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n")
+    fake.write_text("#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n"
+                    "printf 'STDIN\\0'; cat\n")
     fake.chmod(0o755)
     prof = Profile(name="build", source="builtin:build")
     wrapped = cc.wrap_command(command, prof, "claude-abc123")
-    r = subprocess.run(["bash", "-c", wrapped], capture_output=True, timeout=30,
+    # The script reaches bash as a file (Claude Code's shell evaluates it the same way):
+    # argv would cap the test itself at 128 KiB.
+    script = tmp_path / "cmd.sh"
+    script.write_text(wrapped)
+    r = subprocess.run(["bash", str(script)], capture_output=True, timeout=30,
                        env=dict(os.environ, PATH=f"{tmp_path}:{os.environ['PATH']}"))
-    args = r.stdout.decode().split("\0")[:-1]
+    assert r.returncode == 0, r.stderr[-500:]
+    head, _, stdin = r.stdout.decode().partition("STDIN\0")
+    args = head.split("\0")[:-1]
     assert args == ["run", "--no-stdin", "--profile", "build", "--session", "claude-abc123",
-                    "-c", command]
+                    "--command-file", "-"]
+    assert stdin == command + "\n"      # run strips exactly this one newline
 
 
 def test_wrap_uses_the_profile_file_path_for_custom_profiles():
     prof = Profile(name="mine", source="/p/my profile.toml")
-    assert cc.wrap_command("ls", prof, None) == (
-        "ringfence run --no-stdin --profile '/p/my profile.toml' -c ls")
+    assert cc.wrap_command("ls", prof, None).startswith(
+        "ringfence run --no-stdin --profile '/p/my profile.toml' --command-file - "
+        "<<'RINGFENCE_CMD_")
 
 
 def test_session_naming():
@@ -220,9 +233,11 @@ def test_wrap_sets_updated_input_keeping_other_fields(home):
     assert upd["description"] == "d" and upd["timeout"] == 120000
     # the wrapped command names this very ringfence, never a bare `ringfence`
     # looked up on the agent's PATH
-    assert upd["command"] == cc.wrap_command(cmd, Profile(name="build", source="builtin:build"),
-                                             "claude-abc123",
-                                             prog=[sys.executable, "-m", "ringfence"])
+    assert upd["command"].startswith(shlex.join([
+        sys.executable, "-m", "ringfence", "run", "--no-stdin", "--profile", "build",
+        "--session",
+        "claude-abc123", "--workspace", str(ROOT), "--command-file", "-"]) + " <<'")
+    assert upd["command"].split("\n")[1:-1] == [cmd]
 
 
 @needs_classifier

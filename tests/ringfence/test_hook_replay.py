@@ -1,0 +1,51 @@
+"""The replay's promises (bench/hook_replay.py): after one yes to a capability its
+decorated variants are `allow`; no `one_time` command ever becomes `allow` through
+a grant; grants need fewer prompts than today's hook."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from tests.conftest import ROOT, SHARED_CORPUS
+
+sys.path.insert(0, str(ROOT / "bench"))
+import hook_replay  # noqa: E402
+
+SESSION = [
+    "longbridge quote AAPL.US",
+    "longbridge quote TSLA.US | tail -5",
+    "longbridge news FIG.US 2>&1 | head -30",
+    "./longbridge quote X",                              # another key: asks
+    "pytest -q",
+    "pytest -q tests/x 2>&1 | tail -20",
+    "echo $(longbridge quote X)",                        # one_time: asks every time
+    "echo $(longbridge quote X)",
+    "cat <<'EOF' | longbridge import\nA\nEOF",
+    "cat <<'EOF' | longbridge import\nA\nEOF",
+    "git push origin main",
+    "git push origin feature",
+]
+
+
+def test_one_yes_then_variants_allow_and_one_time_never(tmp_path):
+    result = hook_replay.replay([SESSION])
+    [row] = result["sessions"]
+    assert row["one_time_allowed"] == []
+    # asks: longbridge, ./longbridge, pytest, 2x echo $(..), 2x heredoc, git push (granted once)
+    assert row["ringfence_with_grants"] == 8
+    assert row["ringfence_without_grants"] == len(SESSION)
+    assert row["variants_allowed_by_grant"] == 4     # 2 longbridge, 1 pytest, 1 git push
+    assert row["claude_one_time_unasked"] == 2       # the repeated $(..) and heredoc
+
+
+def test_replay_of_the_shared_corpus_keeps_the_promises():
+    commands = hook_replay.load_corpus(SHARED_CORPUS / "agent-synthetic.jsonl")
+    if commands is None:
+        pytest.skip(f"shared corpus not found at {SHARED_CORPUS}")
+    result = hook_replay.replay(hook_replay.sessions(commands, 1, 80))
+    [row] = result["sessions"]
+    assert row["one_time_allowed"] == []
+    assert row["ringfence_with_grants"] < row["ringfence_without_grants"]
+    assert row["variants_allowed_by_grant"] > 0
