@@ -43,3 +43,15 @@ def agent_corpus() -> list[str]:
 
 def have_bwrap() -> bool:
     return shutil.which("bwrap") is not None
+
+
+@pytest.fixture
+def box():
+    """A throw-away sandbox test box (workspace, HOME, state dirs; see
+    tests/compiler/sandbox_util.make_box), removed after the test. A test module
+    that needs more in its box defines its own ``box`` fixture."""
+    from tests.compiler.sandbox_util import make_box
+
+    b = make_box()
+    yield b
+    shutil.rmtree(b.root, ignore_errors=True)

@@ -10,16 +10,8 @@ import sys
 
 import pytest
 
-from .sandbox_util import make_box
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
-
-
-@pytest.fixture
-def box():
-    b = make_box()
-    yield b
-    shutil.rmtree(b.root, ignore_errors=True)
 
 
 def doctor(env) -> tuple[int, dict]:

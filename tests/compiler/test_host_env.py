@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from .sandbox_util import CLI, make_box
+from .sandbox_util import CLI
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -35,13 +35,6 @@ __attribute__((constructor)) static void rf_evil(void) {
     if (fd >= 0) { write(fd, "ran\n", 4); close(fd); }
 }
 """
-
-
-@pytest.fixture
-def box():
-    b = make_box()
-    yield b
-    shutil.rmtree(b.root, ignore_errors=True)
 
 
 def build_evil(box) -> tuple[str, str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .sandbox_util import INNER_PY, UnixSpy, make_box
+from .sandbox_util import INNER_PY, UnixSpy
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -23,13 +23,6 @@ pytestmark = [
 
 SANDBOXED = ("observe", "build", "strict", "host-assisted")
 ATTACK_C = Path(__file__).with_name("pid1_takeover.c")
-
-
-@pytest.fixture
-def box():
-    b = make_box()
-    yield b
-    shutil.rmtree(b.root, ignore_errors=True)
 
 
 def _host_socket_dir(box) -> Path:

@@ -15,20 +15,13 @@ import threading
 
 import pytest
 
-from .sandbox_util import INNER_PY, make_box
+from .sandbox_util import INNER_PY
 from .test_proxy import Origin
 
 pytestmark = [
     pytest.mark.sandbox,
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed"),
 ]
-
-
-@pytest.fixture
-def box():
-    b = make_box()
-    yield b
-    shutil.rmtree(b.root, ignore_errors=True)
 
 
 @pytest.fixture

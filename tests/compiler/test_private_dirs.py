@@ -8,27 +8,18 @@ bwrap; every assertion is on the host side.
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
 
 from ringfence import grants as G
 from ringfence.ledger import Ledger
 
-from .sandbox_util import make_box
 
 pytestmark = pytest.mark.sandbox
 
 SANDBOXED = ("observe", "build", "strict", "host-assisted")
 WRITABLE_WS = ("build", "strict", "host-assisted")
 SQLITE_MAGIC = "SQLite format 3"
-
-
-@pytest.fixture
-def box():
-    b = make_box()
-    yield b
-    shutil.rmtree(b.root, ignore_errors=True)
 
 
 @pytest.mark.parametrize("profile", WRITABLE_WS)

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from .sandbox_util import CLI, make_box
+from .sandbox_util import CLI
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -56,13 +56,6 @@ for _ in range(50):                 # an orphan may still be on its way: look fo
     left = orphans()
 print(json.dumps({"code": code, "left": left}))
 """
-
-
-@pytest.fixture
-def box():
-    b = make_box()
-    yield b
-    shutil.rmtree(b.root, ignore_errors=True)
 
 
 def run_under_reaper(box, args, *, terminate_after: float | None = None) -> dict:

@@ -14,16 +14,9 @@ from ringfence.rfcore.errors import SandboxError, UsageError
 from ringfence.fast.run import main as fast_run
 from ringfence.runner import run
 
-from .sandbox_util import CLI, make_box
+from .sandbox_util import CLI
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
-
-
-@pytest.fixture
-def box():
-    b = make_box()
-    yield b
-    shutil.rmtree(b.root, ignore_errors=True)
 
 
 def cli(box, *args, env=None):

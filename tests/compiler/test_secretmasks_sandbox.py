@@ -11,19 +11,12 @@ import subprocess
 
 import pytest
 
-from .sandbox_util import CLI, SECRET_DOTENV, make_box
+from .sandbox_util import CLI, SECRET_DOTENV
 
 pytestmark = [
     pytest.mark.sandbox,
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed"),
 ]
-
-
-@pytest.fixture
-def box():
-    b = make_box()
-    yield b
-    shutil.rmtree(b.root, ignore_errors=True)
 
 
 def spec_masks(box) -> list[str]:

@@ -20,7 +20,7 @@ import time
 import pytest
 
 from .sandbox_util import (CLI, INNER_PY, SECRET_DOTENV, SECRET_ENV, SECRET_FILE, TcpSpy, UnixSpy,
-                           host_pids_with, make_box)
+                           host_pids_with)
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -29,13 +29,6 @@ pytestmark = [
 
 SANDBOXED = ("observe", "build", "strict", "host-assisted")
 WRITABLE_WS = ("build", "strict", "host-assisted")
-
-
-@pytest.fixture
-def box():
-    b = make_box()
-    yield b
-    shutil.rmtree(b.root, ignore_errors=True)
 
 
 def wait_for(predicate, what: str, limit: float = 20.0) -> None:

@@ -22,19 +22,12 @@ import time
 
 import pytest
 
-from .sandbox_util import CLI, make_box
+from .sandbox_util import CLI
 
 pytestmark = [
     pytest.mark.sandbox,
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed"),
 ]
-
-
-@pytest.fixture
-def box():
-    b = make_box()
-    yield b
-    shutil.rmtree(b.root, ignore_errors=True)
 
 
 def on_pty(box, args, *, signal_after: float | None = None) -> tuple[int, bytes, list]:

@@ -15,19 +15,12 @@ import subprocess
 
 import pytest
 
-from tests.compiler.sandbox_util import CLI, make_box
+from tests.compiler.sandbox_util import CLI
 
 pytestmark = [
     pytest.mark.sandbox,
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed"),
 ]
-
-
-@pytest.fixture
-def box():
-    b = make_box()
-    yield b
-    shutil.rmtree(b.root, ignore_errors=True)
 
 
 def cli(box, *args, cwd=None) -> subprocess.CompletedProcess:
