@@ -1,27 +1,18 @@
-"""Run a compiled spec: bwrap, seccomp fd, proxy, signals, timeout, tails.
+"""Run a compiled spec: set up bwrap (argv, seccomp fd, env memfd, proxy, stage).
 
 Fail closed: anything that stops the sandbox from being set up raises
 SandboxError (exit 125) and the command does not run. A missing protection
 (no seccomp generator for this arch, no proxy) is a degradation: a RF6xx
 note printed to stderr and returned in the result, never silent.
 
-How a setup failure is told apart from the command's own exit status: bwrap
-writes ``{"exit-code": N}`` to ``--json-status-fd`` only when the command was
-actually started by its init; without that line the command never ran.
+Running it, once started, is ``compiler/supervise.py`` (output, signals, timeout,
+exit status).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import selectors
-import signal
-import subprocess
-import sys
-import threading
-import time
-from ringfence.rfcore.records import field, record
 from typing import IO, Mapping, Sequence
 
 from ringfence.rfcore.errors import SandboxError
@@ -29,46 +20,8 @@ from ringfence.rfcore.errors import SandboxError
 from . import stage as staging
 from .backends.bwrap import env_args, render
 from .host import HOST_ENV
-from .reap import Subreaper, child_pid
-from .terminal import ControlStrings, TermGuard, sink_is_tty, stdin_fd
 from .spec import Note, Rlimit, SandboxSpec, Stage
-
-TAIL_BYTES = 64 * 1024
-TIMEOUT_EXIT = 124          # as timeout(1)
-FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-@record
-class ExecResult:
-    exit_code: int
-    stdout_tail: bytes
-    stderr_tail: bytes
-    duration: float
-    network_decisions: tuple = ()
-    degradations: tuple[Note, ...] = ()
-    stage: object = None                # compiler.stage.Stage: the run's staged writes
-    stdout: bytes | None = None         # whole output, only with capture=True
-    stderr: bytes | None = None
-    timed_out: bool = False
-    signal: int | None = None           # a signal we received and forwarded
-    sandboxed: bool = True
-
-
-def warn(note: Note, stream: IO[str] | None = None) -> None:
-    print(f"ringfence: {note.code}: {note.message}", file=stream or sys.stderr, flush=True)
-
-
-class _Tail:
-    def __init__(self, keep_all: bool) -> None:
-        self.buf = bytearray()
-        self.all = bytearray() if keep_all else None
-
-    def add(self, chunk: bytes) -> None:
-        if self.all is not None:
-            self.all += chunk
-        self.buf += chunk
-        if len(self.buf) > TAIL_BYTES:
-            del self.buf[:-TAIL_BYTES]
+from .supervise import ExecResult, supervise, warn
 
 
 def _rlimit_fn(spec: SandboxSpec):
@@ -131,8 +84,8 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
     for note in spec.notes:
         warn(note)
     if not spec.sandboxed:
-        return _stream(list(argv), dict(env), None, spec, timeout, stdin, capture, out, err,
-                       degradations, cwd=spec.workspace, sandboxed=False)
+        return supervise(list(argv), dict(env), None, spec, timeout, stdin, capture, out,
+                         err, degradations, cwd=spec.workspace, sandboxed=False)
     if not host.bwrap:
         raise SandboxError("bubblewrap (bwrap) was not found on PATH; refusing to run the "
                            "command unsandboxed (RF601)",
@@ -163,7 +116,7 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
             handoff_fd = proxy.handoff_fd
             fds.append(handoff_fd)      # the sandbox's end; ours is closed after the run
         status_r, status_w = os.pipe()
-        fds.append(status_r)        # status_w is closed by _stream, exactly once
+        fds.append(status_r)        # status_w is closed by supervise, exactly once
         try:
             bargv = render(spec, argv, bwrap=host.bwrap, env=env, seccomp_fd=seccomp_fd,
                            proxy_dir=proxy_dir, python=host.python, inline_env=False,
@@ -182,12 +135,12 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
         pre = _rlimit_fn(spec)
         if stage is not None:
             pre = staging.preexec(stage, stage_w, then=pre)
-        result = _stream(bargv, dict(HOST_ENV), status_r, spec, timeout, stdin,
-                         capture, out, err, degradations,
-                         pass_fds=tuple(f for f in fds if f not in (status_r, stage_r))
-                         + (status_w,),
-                         close_after_start=status_w, preexec=pre,
-                         setup_err=(stage_r, stage_w) if stage is not None else None)
+        result = supervise(bargv, dict(HOST_ENV), status_r, spec, timeout, stdin,
+                           capture, out, err, degradations,
+                           pass_fds=tuple(f for f in fds if f not in (status_r, stage_r))
+                           + (status_w,),
+                           close_after_start=status_w, preexec=pre,
+                           setup_err=(stage_r, stage_w) if stage is not None else None)
         ran = True
     finally:
         for fd in fds:
@@ -282,211 +235,3 @@ def _start_proxy(spec, stage, degradations):
                            hint="set XDG_RUNTIME_DIR to a short writable directory, or run "
                                 "'ringfence doctor'") from None
     return server, rdir
-
-
-def _stream(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec,
-            timeout: float | None, stdin, capture: bool, out, err,
-            degradations: list[Note], *, pass_fds: tuple[int, ...] = (),
-            close_after_start: int | None = None, cwd: str | None = None,
-            sandboxed: bool = True, preexec=None, setup_err=None) -> ExecResult:
-    out = out if out is not None else sys.stdout.buffer
-    err = err if err is not None else sys.stderr.buffer
-    feed = stdin if isinstance(stdin, (bytes, bytearray)) else None
-    # The command may get the person's terminal as stdin: whatever mode it leaves
-    # it in (stty -echo, raw), the saved mode is put back in the finally below.
-    term = TermGuard([] if feed is not None else [stdin_fd(stdin)])
-    start = time.monotonic()
-    reaper = Subreaper() if sandboxed else None
-    try:
-        proc = subprocess.Popen(
-            cmd, env=env, cwd=cwd, stdin=subprocess.PIPE if feed is not None else stdin,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=pass_fds,
-            preexec_fn=preexec if sandboxed else None)
-    except OSError as exc:
-        if reaper is not None:
-            reaper.release()
-        if sandboxed:
-            raise SandboxError(f"could not start bubblewrap: {exc} (RF602)",
-                               hint="run 'ringfence doctor'") from None
-        raise SandboxError(f"could not start {cmd[0]}: {exc}") from None
-    finally:
-        if close_after_start is not None:
-            os.close(close_after_start)     # only bwrap holds the write end now
-        if setup_err is not None:
-            os.close(setup_err[1])          # only the child held it, until its exec
-    if feed is not None:
-        threading.Thread(target=_feed, args=(proc.stdin, bytes(feed)), daemon=True).start()
-
-    received: list[int] = []
-    previous = {}
-
-    def forward(signum, _frame):
-        # Killing bwrap is enough: --die-with-parent SIGKILLs the sandbox's init,
-        # which takes the whole pid namespace (every sandboxed process) with it.
-        received.append(signum)
-        try:
-            proc.kill()
-        except OSError:
-            pass
-
-    if threading.current_thread() is threading.main_thread():
-        for sig in FORWARDED:
-            previous[sig] = signal.signal(sig, forward)
-    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
-    tails = {out_fd: (_Tail(capture), None if capture else out),
-             err_fd: (_Tail(capture), None if capture else err)}
-    # Control strings (OSC 52 clipboard, titles, DCS) are removed from what reaches
-    # a terminal; tails keep the raw bytes (compiler/terminal.py says why).
-    filters = {fd: ControlStrings() for fd, (_, sink) in tails.items()
-               if sink is not None and sink_is_tty(sink)}
-    status = bytearray()
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
-    sel.register(proc.stderr, selectors.EVENT_READ)
-    if status_r is not None:
-        sel.register(status_r, selectors.EVENT_READ)
-    deadline = None if timeout is None else start + timeout
-    timed_out = False
-    try:
-        while sel.get_map():
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            events = sel.select(wait)
-            if not events and deadline is not None and time.monotonic() >= deadline:
-                timed_out = True
-                proc.kill()
-                deadline = None
-                continue
-            for key, _ in events:
-                fd = key.fd if isinstance(key.fileobj, int) else key.fileobj.fileno()
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    sel.unregister(key.fileobj)
-                    continue
-                if fd == status_r:
-                    status += chunk
-                    continue
-                tail, sink = tails[fd]
-                tail.add(chunk)
-                if sink is not None:
-                    if fd in filters:
-                        chunk = filters[fd].feed(chunk)
-                    try:
-                        sink.write(chunk)
-                        sink.flush()
-                    except (BrokenPipeError, ValueError):
-                        # Our reader went away (`ringfence run -- yes | head -1`): close
-                        # the command's pipe too, so it gets SIGPIPE as it would
-                        # without us, instead of running forever into a drain.
-                        tails[fd] = (tail, None)
-                        sel.unregister(key.fileobj)
-                        key.fileobj.close()
-        code = proc.wait()
-        for fd, flt in filters.items():
-            rest, sink = flt.flush(), tails[fd][1]
-            if rest and sink is not None:
-                try:
-                    sink.write(rest)
-                    sink.flush()
-                except (BrokenPipeError, ValueError):
-                    pass
-        if setup_err is not None:
-            # The child could not set up the overlay (compiler/stage.py): it wrote
-            # why and exited before exec'ing bwrap; nothing ran.
-            msg = os.read(setup_err[0], 4096)
-            if msg:
-                raise staging.setup_error(msg)
-    finally:
-        sel.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if reaper is not None:
-            reaper.reap(child_pid(status))
-        term.restore()          # after the sandbox is gone: nothing can change it again
-    duration = time.monotonic() - start
-    exit_code = _exit_code(code, status, received, timed_out, sandboxed, tails[err_fd][0].buf)
-    _say_not_run(exit_code, status, tails[err_fd][0].buf)
-    if timed_out:
-        note = Note("RF608", f"timed out after {timeout:g}s; the whole sandbox was killed")
-        warn(note)
-        degradations.append(note)
-    removed = sum(f.removed for f in filters.values())
-    if removed:
-        note = Note("RF620", f"removed {removed} terminal control string(s) (OSC/DCS/APC: "
-                             "clipboard, title, hyperlinks) from the command's output to "
-                             "the terminal; the recorded output keeps them")
-        warn(note)
-        degradations.append(note)
-    o, e = tails[out_fd][0], tails[err_fd][0]
-    return ExecResult(exit_code, bytes(o.buf), bytes(e.buf), duration,
-                      degradations=tuple(degradations),
-                      stdout=bytes(o.all) if o.all is not None else None,
-                      stderr=bytes(e.all) if e.all is not None else None,
-                      timed_out=timed_out, signal=received[0] if received else None,
-                      sandboxed=sandboxed)
-
-
-def _feed(pipe, data: bytes) -> None:
-    try:
-        pipe.write(data)
-    except (BrokenPipeError, OSError):
-        pass
-    finally:
-        try:
-            pipe.close()
-        except OSError:
-            pass
-
-
-def _say_not_run(exit_code: int, status: bytes, stderr_tail: bytes) -> None:
-    """After bwrap's own "execvp" line, say it in the user's words (as the relay does
-    for proxy profiles): which program, what went wrong, and the shell's status."""
-    if exit_code not in (126, 127) or b"exit-code" in status:
-        return
-    lines = stderr_tail.decode("utf-8", "replace").strip().splitlines()
-    if not lines or not lines[-1].startswith("bwrap: execvp "):
-        return
-    program = lines[-1][len("bwrap: execvp "):].rsplit(":", 1)[0]
-    what = "command not found" if exit_code == 127 else "cannot be executed"
-    sys.stderr.write(f"ringfence: {program}: {what} in the sandbox (exit {exit_code})\n")
-    sys.stderr.flush()
-
-
-def _exit_code(code: int, status: bytes, received: list[int], timed_out: bool,
-               sandboxed: bool, stderr_tail: bytes) -> int:
-    if received:
-        return 128 + received[0]
-    if timed_out:
-        return TIMEOUT_EXIT
-    if not sandboxed:
-        return 128 - code if code < 0 else code
-    started = None
-    for line in status.decode("utf-8", "replace").splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            doc = json.loads(line)
-        except ValueError:
-            continue
-        if "exit-code" in doc:
-            started = int(doc["exit-code"])
-    if started is None:
-        last = stderr_tail.decode("utf-8", "replace").strip().splitlines()
-        why = last[-1] if last else f"bwrap exited with status {code}"
-        # The sandbox was set up but the program could not be executed: report it the
-        # way a shell does (127 not found, 126 not executable), not as a sandbox failure.
-        if why.startswith("bwrap: execvp "):
-            if why.endswith("No such file or directory"):
-                return 127
-            if why.endswith(("Permission denied", "Exec format error")):
-                return 126
-        if code < 0:
-            return 128 - code
-        raise SandboxError(
-            f"the sandbox could not be set up, so the command was not run: {why} (RF602)",
-            hint="run 'ringfence doctor'; on Ubuntu 24.04+ user namespaces may be "
-                 "restricted by AppArmor (kernel.apparmor_restrict_unprivileged_userns)")
-    return started

@@ -1,8 +1,8 @@
 """Read a profile and everything it extends: files -> layers -> one merged :class:`Profile`.
 
 The lowest layer of profile loading (no overlay, no activation): `load` builds on
-it, and so does `patterns.builtin_sources` (which is why it is its own module:
-load -> patterns -> chain, no cycle).
+it, and so does `pattern_cache.builtin_sources` (which is why it is its own module:
+load -> pattern_cache -> chain, no cycle).
 
 ``extends`` (a built-in name, or a path relative to the extending file; one or
 a list) is resolved depth-first, parents before children. Merge rules:

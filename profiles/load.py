@@ -188,7 +188,7 @@ def _load(name_or_path: str, workspace: str | None,
     profile, origins = ov.built if ov is not None else build(chain)
     for problem, where in domain_problems(profile, origins):
         _raise(problem, where)
-    from .patterns import compiled_rules
+    from .pattern_cache import compiled_rules
 
     compiled_rules(profile)   # pattern syntax errors surface at load time, with file:line
     return profile, ov

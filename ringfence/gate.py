@@ -30,7 +30,8 @@ from typing import Literal
 
 from ringfence.classifier.verdict import Capability, Verdict
 from ringfence.profiles.model import CommandRule, Profile
-from ringfence.profiles.patterns import Compiled, argv_views, compiled_rules, match
+from ringfence.profiles.pattern_cache import compiled_rules
+from ringfence.profiles.patterns import Compiled, argv_views, match
 
 DecisionKind = Literal["allow", "ask", "deny"]
 Context = Literal["host", "sandbox"]

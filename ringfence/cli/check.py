@@ -131,10 +131,10 @@ def register(app: typer.Typer) -> None:
 
         Example: ringfence rule RF101
         """
-        from ringfence import render
+        from ringfence import render_rules
         from ringfence.cli.output import console
 
-        console.print(render.rule_view(find_rule(code)))
+        console.print(render_rules.rule_view(find_rule(code)))
 
     @app.command()
     def rules(json_: bool = options.json_flag("Print a JSON array.")) -> None:
@@ -156,7 +156,7 @@ def register(app: typer.Typer) -> None:
             sys.stdout.buffer.write(_encode(body + "\n"))
             sys.stdout.flush()
             return
-        from ringfence import render
+        from ringfence import render_rules
         from ringfence.cli.output import console
 
-        console.print(render.rules_table(REGISTRY.values()))
+        console.print(render_rules.rules_table(REGISTRY.values()))

@@ -42,6 +42,7 @@ def test_profiles_import_graph_has_no_cycle():
         if node not in state:
             visit(node, [])
     assert "load" not in graph["patterns"] and "load" not in graph["chain"]
+    assert "load" not in graph["pattern_cache"]
 
 
 def test_profile_modules_stay_small():

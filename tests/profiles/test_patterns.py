@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from ringfence.profiles import pattern_cache as cache
 from ringfence.profiles import patterns
-from ringfence.profiles.patterns import (PatternError, argv_views, compile_pattern, compile_table,
-                               match, render)
+from ringfence.profiles.pattern_cache import compile_table
+from ringfence.profiles.patterns import PatternError, argv_views, compile_pattern, match, render
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -96,9 +97,9 @@ def test_render_round_trips():
 
 
 def test_shipped_builtin_table_is_up_to_date():
-    expected = patterns.generate_builtin_table(patterns.builtin_sources())
+    expected = cache.generate_builtin_table(cache.builtin_sources())
     assert patterns.BUILTIN_TABLE_PATH.read_text(encoding="utf-8") == expected, \
-        "regenerate with: .venv/bin/python -m ringfence.profiles.patterns"
+        "regenerate with: .venv/bin/python -m ringfence.profiles.pattern_cache"
 
 
 # ----------------------------------------------------------------------------- disk cache
@@ -109,8 +110,8 @@ def _env(tmp_path):
 
 def test_cache_is_written_keyed_by_digest_and_reused(tmp_path, monkeypatch):
     env = _env(tmp_path)
-    monkeypatch.setattr(patterns, "_MEMO", {})
-    monkeypatch.setattr(patterns, "_COMPILED", {})
+    monkeypatch.setattr(cache, "_MEMO", {})
+    monkeypatch.setattr(cache, "_COMPILED", {})
     table = compile_table(["mytool run <x>"], env=env, digest="d1")
     path = tmp_path / "rfhome/cache/patterns/d1.json"
     data = json.loads(path.read_text())
@@ -119,9 +120,9 @@ def test_cache_is_written_keyed_by_digest_and_reused(tmp_path, monkeypatch):
                                                    ["hole", "x"]]}
     assert table["mytool run <x>"] == (("lit", "mytool"), ("lit", "run"), ("hole", "x"))
     # A second process-level lookup must come from the file: make compiling impossible.
-    monkeypatch.setattr(patterns, "_MEMO", {})
-    monkeypatch.setattr(patterns, "_COMPILED", {})
-    monkeypatch.setattr(patterns, "compile_pattern",
+    monkeypatch.setattr(cache, "_MEMO", {})
+    monkeypatch.setattr(cache, "_COMPILED", {})
+    monkeypatch.setattr(cache, "compile_pattern",
                         lambda s: pytest.fail(f"recompiled {s!r} despite the cache"))
     assert compile_table(["mytool run <x>"], env=env, digest="d1") == table
 
@@ -132,8 +133,8 @@ def test_cache_is_written_keyed_by_digest_and_reused(tmp_path, monkeypatch):
 ])
 def test_corrupt_or_stale_cache_is_ignored_and_rebuilt(tmp_path, monkeypatch, garbage):
     env = _env(tmp_path)
-    monkeypatch.setattr(patterns, "_MEMO", {})
-    monkeypatch.setattr(patterns, "_COMPILED", {})
+    monkeypatch.setattr(cache, "_MEMO", {})
+    monkeypatch.setattr(cache, "_COMPILED", {})
     path = tmp_path / "rfhome/cache/patterns/d2.json"
     path.parent.mkdir(parents=True)
     if garbage is None:
@@ -155,8 +156,8 @@ def test_corrupt_or_stale_cache_is_ignored_and_rebuilt(tmp_path, monkeypatch, ga
 ])
 def test_tampered_cache_entry_is_recompiled(tmp_path, monkeypatch, source, tampered):
     env = _env(tmp_path)
-    monkeypatch.setattr(patterns, "_MEMO", {})
-    monkeypatch.setattr(patterns, "_COMPILED", {})
+    monkeypatch.setattr(cache, "_MEMO", {})
+    monkeypatch.setattr(cache, "_COMPILED", {})
     path = tmp_path / "rfhome/cache/patterns/d4.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({"version": patterns.grammar_version(),
@@ -167,12 +168,12 @@ def test_tampered_cache_entry_is_recompiled(tmp_path, monkeypatch, source, tampe
 @pytest.mark.parametrize("source", ["git push **", "npm run {test,build}", "lb news <t> *",
                                     "grep 'a b' \"c\\\"d\" **", "  a \t b  "])
 def test_consistent_accepts_the_real_compiled_form(source):
-    assert patterns.consistent(source, compile_pattern(source))
+    assert cache.consistent(source, compile_pattern(source))
 
 
 def test_unwritable_cache_dir_still_compiles(tmp_path, monkeypatch):
-    monkeypatch.setattr(patterns, "_MEMO", {})
-    monkeypatch.setattr(patterns, "_COMPILED", {})
+    monkeypatch.setattr(cache, "_MEMO", {})
+    monkeypatch.setattr(cache, "_COMPILED", {})
     blocker = tmp_path / "file"
     blocker.write_text("")
     env = {"RINGFENCE_HOME": str(blocker)}   # cache dir would be under a regular file
@@ -180,9 +181,9 @@ def test_unwritable_cache_dir_still_compiles(tmp_path, monkeypatch):
 
 
 def test_cache_dir_locations():
-    assert patterns.cache_dir({"RINGFENCE_HOME": "/r"}) == Path("/r/cache/patterns")
-    assert patterns.cache_dir({"XDG_CACHE_HOME": "/c"}) == Path("/c/ringfence/patterns")
-    assert patterns.cache_dir({"HOME": "/h"}) == Path("/h/.cache/ringfence/patterns")
+    assert cache.cache_dir({"RINGFENCE_HOME": "/r"}) == Path("/r/cache/patterns")
+    assert cache.cache_dir({"XDG_CACHE_HOME": "/c"}) == Path("/c/ringfence/patterns")
+    assert cache.cache_dir({"HOME": "/h"}) == Path("/h/.cache/ringfence/patterns")
 
 
 # ----------------------------------------------------------------------------- hot path

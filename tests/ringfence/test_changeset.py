@@ -88,7 +88,7 @@ def test_old_repr_notes_read_back_as_objects():
 
 
 def test_the_governor_passes_notes_not_their_repr(tmp_path):
-    from ringfence import governor
+    from ringfence import govern_sandbox as governor
 
     # protected_created (RF604 notes) is gone with the journal (issue 12): a staged
     # run's record carries its held changes as JSON objects and is stored as is.

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import ROOT
 from ringfence.rfcore.rules import REGISTRY
-from ringfence import render
+from ringfence import render, render_rules
 from ringfence.fast import check as fast
 
 def needs_engine(test):
@@ -135,10 +135,10 @@ def test_rule_prints_ruff_sections(code):
         out, err = text(proc)
         assert proc.returncode == 0, err
         assert out.splitlines()[0].startswith(f"{code} {rule.name}")
-        positions = [out.index(s) for s in render.SECTIONS]
+        positions = [out.index(s) for s in render_rules.SECTIONS]
         assert positions == sorted(positions)
         for example in (rule.bad, rule.good):
-            shown = render.visible(render.shorten(example), keep_newlines=True)
+            shown = render.visible(render_rules.shorten(example), keep_newlines=True)
             assert shown.splitlines()[0] in out
 
 

@@ -16,7 +16,7 @@ from ringfence.classifier.verdict import Capability, Decoration, Finding, Verdic
 import pytest
 
 from ringfence.rfcore.rules import REGISTRY, Rule
-from ringfence import render
+from ringfence import render, render_rules
 
 MISSION = "longbridge news FIG.US 2>&1 | head -30"
 MISSION_VERDICT = Verdict(
@@ -213,20 +213,20 @@ def test_rule_view_uses_ruffs_sections_in_order():
     rule = Rule("RF104", "heredoc", "A heredoc feeds inline text to a program",
                 "Heredoc bodies are code.", "cat <<EOF\nhi\nEOF", "cat file",
                 known_problems="Quoted delimiters are still one-time.")
-    out = plain(render.rule_view(rule))
+    out = plain(render_rules.rule_view(rule))
     assert out.splitlines()[0] == "RF104 heredoc  (forced one-time; active)"
-    positions = [out.index(title) for title in render.SECTIONS]
+    positions = [out.index(title) for title in render_rules.SECTIONS]
     assert positions == sorted(positions)
     assert "    cat <<EOF\n    hi\n    EOF" in out
     assert "Quoted delimiters are still one-time." in out
     bare = Rule("RF105", "x-y", "s", "e", "b", "g")
-    assert "None known." in plain(render.rule_view(bare))
+    assert "None known." in plain(render_rules.rule_view(bare))
 
 
 def test_rules_table_has_one_row_per_rule():
     rules = [Rule("RF001", "parse-error", "Parse error", "e", "b", "g"),
              Rule("RF002", "old-rule", "Old", "e", "b", "g", status="retired")]
-    out = plain(render.rules_table(rules))
+    out = plain(render_rules.rules_table(rules))
     row1 = next(line for line in out.splitlines() if "RF001" in line)
     row2 = next(line for line in out.splitlines() if "RF002" in line)
     assert "parse-error" in row1 and "parse / fail-closed" in row1 and "active" in row1
@@ -236,19 +236,20 @@ def test_rules_table_has_one_row_per_rule():
 @pytest.mark.parametrize("code", list(REGISTRY))
 def test_every_registered_rule_renders_all_sections(code):
     rule = REGISTRY[code]
-    out = plain(render.rule_view(rule), width=400)
+    out = plain(render_rules.rule_view(rule), width=400)
     assert out.splitlines()[0] == f"{code} {rule.name}  ({rule.family}; {rule.status})"
-    positions = [out.index(title) for title in render.SECTIONS]
+    positions = [out.index(title) for title in render_rules.SECTIONS]
     assert positions == sorted(positions)
     for example in (rule.bad, rule.good):
-        first = render.visible(render.shorten(example), keep_newlines=True).splitlines()[0]
+        shown = render.visible(render_rules.shorten(example), keep_newlines=True)
+        first = shown.splitlines()[0]
         assert "    " + first in out
     assert " ".join(rule.explanation.split()) in " ".join(out.split())
 
 
 def test_shorten_says_how_much_was_left_out():
-    assert render.shorten("abc", limit=3) == "abc"
-    assert render.shorten("abcdef", limit=3) == "abc… (3 more characters)"
+    assert render_rules.shorten("abc", limit=3) == "abc"
+    assert render_rules.shorten("abcdef", limit=3) == "abc… (3 more characters)"
 
 
 def test_huge_verdicts_are_capped_for_people_with_a_pointer_to_json():

@@ -1,0 +1,148 @@
+"""Executing in the sandbox: hand the request to the runner (``ringfence.runner``),
+record what it did on the run's ledger row, and tell a boundary failure from the
+command's own (Host-Assisted escalates the first kind only).
+
+Only stdlib + our packages: this sits on the ``ringfence run`` hot path.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from ringfence.rfcore.records import asdict, is_record
+from typing import Any
+
+from ringfence.rfcore.errors import EXIT_UNSAFE, RingfenceError
+
+from .govern_records import Outcome
+from .ledger import tail
+
+# A sandboxed failure "looks like the boundary" when its stderr says so. These are
+# the kernel's words for EPERM/EACCES/EROFS, the proxy's refusal, and a socket the
+# seccomp filter blocked. Anything else is the command's own failure: escalating it
+# would turn every bug into a host request.
+BOUNDARY_PATTERNS = re.compile("|".join((
+    r"Operation not permitted", r"Permission denied", r"Read-only file system",
+    r"\bE(?:PERM|ACCES|ROFS)\b", r"Address family not supported",
+    r"\b403\b[^\n]*\bproxy\b", r"\bproxy\b[^\n]*\b403\b", r"CONNECT tunnel failed",
+    r"blocked by ringfence", r"refused by ringfence",
+)), re.IGNORECASE)
+
+
+def looks_like_boundary(result: Any) -> bool:
+    """Did a sandboxed run fail the way a boundary fails (not the command's own bug)?"""
+    if result is None:
+        return False
+    for n in getattr(result, "network", None) or ():
+        allowed = n.get("allowed") if isinstance(n, dict) else getattr(n, "allowed", True)
+        if allowed is False:
+            return True
+    return bool(BOUNDARY_PATTERNS.search(_text(getattr(result, "stderr_tail", None))))
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value or ""
+
+
+def execute(req, ledger, deps, streams, run_id, keys, approval_id=None, approved=False):
+    """Run ``req`` in its sandbox under the ledger row ``run_id``, already started.
+
+    Returns ``(Outcome, runner result)``; the result is None when nothing ran."""
+    # No walk of the workspace: a staged run reports its exact changes itself
+    # (ringfence/settle.py); only a run that was not staged falls back to this.
+    before = None
+    started = time.monotonic()
+    try:
+        result = _call_runner(req, deps, streams, keys,
+                              approved=approved or approval_id is not None)
+    except RingfenceError as exc:
+        # Fail closed (SandboxError, a profile the compiler rejects, ...): the
+        # command did not run. Record why, say so, exit 125.
+        ledger.append_event(run_id, "sandbox_error", exit_code=EXIT_UNSAFE,
+                            duration=time.monotonic() - started, note=str(exc),
+                            approval_id=approval_id)
+        streams.say(f"ringfence: could not run safely: {exc}")
+        return Outcome(run_id, "sandbox_error", EXIT_UNSAFE), None
+    except BaseException as exc:   # Ctrl-C, a bug: the run must not stay "running"
+        ledger.append_event(run_id, "aborted", duration=time.monotonic() - started,
+                            note=f"interrupted: {type(exc).__name__}: {exc}",
+                            approval_id=approval_id)
+        raise
+    return _record_sandbox(req, ledger, streams, run_id, result, before, started,
+                           approval_id)
+
+
+def _call_runner(req, deps, streams, keys, approved=False):
+    # The runner re-checks the gate itself. We have already decided (with this
+    # session's grants, or a person's approval), so the keys of what we run are
+    # passed as grants: ask rules no longer hold it, deny rules still do.
+    return deps.run_sandbox(list(req.argv) if req.argv is not None else None,
+                            command=req.command if req.argv is None else None,
+                            profile=req.profile, workspace=req.workspace,
+                            timeout=req.timeout, grants=frozenset(keys),
+                            out=streams.out, err=streams.err, cwd=req.cwd,
+                            approved=approved, **_stdin_kw(req))
+
+
+def _stdin_kw(req) -> dict:
+    # Only when it differs from the default, so injected runners keep their signature.
+    if req.interactive:
+        return {}
+    import subprocess
+
+    return {"stdin": subprocess.DEVNULL}
+
+
+def _record_sandbox(req, ledger, streams, run_id, result, before, started, approval_id):
+    code = int(getattr(result, "exit_code", EXIT_UNSAFE))
+    status = getattr(result, "status", None)
+    if status in ("denied", "waiting_for_approval"):
+        # The runner's own gate disagreed with ours: it ran nothing. Fail closed
+        # and say so rather than guess which decision was right.
+        note = (f"the runner refused ({status}): "
+                + "; ".join(getattr(result, "reasons", ()) or ()))
+        ledger.append_event(run_id, "sandbox_error", exit_code=EXIT_UNSAFE, note=note,
+                            approval_id=approval_id)
+        streams.say(f"ringfence: could not run safely: {note}")
+        return Outcome(run_id, "sandbox_error", EXIT_UNSAFE), None
+    state = status if status in ("completed", "failed", "aborted") else (
+        "completed" if code == 0 else "failed")
+    ledger.append_event(
+        run_id, state, exit_code=code,
+        duration=getattr(result, "duration", None) or time.monotonic() - started,
+        stdout_tail=tail(getattr(result, "stdout_tail", None)),
+        stderr_tail=tail(getattr(result, "stderr_tail", None)),
+        changes=_changes(before, req.workspace, result), network=_jsonable(
+            getattr(result, "network", None)),
+        degradations=_jsonable(getattr(result, "degradations", None)),
+        outcome=getattr(result, "outcome", None), approval_id=approval_id)
+    if getattr(result, "held", None):
+        from .held import pend_held
+
+        pend_held(req, ledger, streams, run_id, result)
+    return Outcome(run_id, state, code), result
+
+
+def _changes(before, workspace, result=None) -> dict | None:
+    staged = getattr(result, "changes", None) if result is not None else None
+    if staged is not None:
+        return staged
+    if before is None:
+        return None       # not staged (Observe: nothing writable), nothing to diff
+    from .changes import diff, snapshot
+
+    return diff(before, snapshot(workspace)).to_json()
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if is_record(value):
+        return asdict(value)
+    return value if isinstance(value, (dict, str, int, float, bool)) else str(value)
