@@ -12,7 +12,6 @@ exit status).
 from __future__ import annotations
 
 import os
-import shutil
 from typing import IO, Mapping, Sequence
 
 from ringfence.rfcore.errors import SandboxError
@@ -161,6 +160,8 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
                                       "the command had no network"),)
                 warn(late[0])
         if proxy_dir:
+            import shutil
+
             shutil.rmtree(proxy_dir, ignore_errors=True)
         if stage is not None and not ran:
             stage.remove()      # the command never ran (or we were interrupted)
@@ -213,6 +214,8 @@ def _start_proxy(spec, stage, degradations):
                            hint="set XDG_RUNTIME_DIR to a writable directory") from None
     if stage is not None:       # so a SIGKILLed run's socket dir is removed later
         stage.write_meta(runtime_dir=rdir)
+    import shutil
+
     from .backends.bwrap import RELAY
 
     try:
