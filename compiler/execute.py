@@ -15,6 +15,7 @@ import os
 from typing import IO, Mapping, Sequence
 
 from ringfence.rfcore.errors import SandboxError
+from ringfence.rfcore.fsops import copy_file, remove_tree
 
 from . import stage as staging
 from .backends.bwrap import env_args, render
@@ -160,9 +161,7 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
                                       "the command had no network"),)
                 warn(late[0])
         if proxy_dir:
-            import shutil
-
-            shutil.rmtree(proxy_dir, ignore_errors=True)
+            remove_tree(proxy_dir)
         if stage is not None and not ran:
             stage.remove()      # the command never ran (or we were interrupted)
     return _with(result, network_decisions=decisions, stage=stage,
@@ -214,12 +213,10 @@ def _start_proxy(spec, stage, degradations):
                            hint="set XDG_RUNTIME_DIR to a writable directory") from None
     if stage is not None:       # so a SIGKILLed run's socket dir is removed later
         stage.write_meta(runtime_dir=rdir)
-    import shutil
-
     from .backends.bwrap import RELAY
 
     try:
-        shutil.copyfile(_relay_artifact(RELAY), os.path.join(rdir, "relay.py"))
+        copy_file(_relay_artifact(RELAY), os.path.join(rdir, "relay.py"))
     except OSError as exc:
         raise SandboxError(f"cannot stage the network relay in {rdir}: {exc.strerror}; "
                            "refusing to run without the network policy the profile "

@@ -33,6 +33,7 @@ import os
 import time
 
 from ringfence.rfcore.errors import SandboxError
+from ringfence.rfcore.fsops import remove_tree
 
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNS = 0x00020000
@@ -76,12 +77,12 @@ class Stage:
         could not remove as an unprivileged user."""
         _chmod_tree(self.work)
         for name in os.listdir(self.work) if os.path.isdir(self.work) else ():
-            _rmtree(os.path.join(self.work, name))
+            remove_tree(os.path.join(self.work, name))
 
     def remove(self) -> None:
         """Remove the whole stage (overlay's work dir may hold a mode-000 dir)."""
         _chmod_tree(self.work)
-        _rmtree(self.path)
+        remove_tree(self.path)
 
     def untouched(self) -> bool:
         """True when the run wrote nothing: the upper dir is empty."""
@@ -138,7 +139,7 @@ def recover(state: str) -> list:
         if meta.get("state") != "running" or alive(meta):
             continue
         if meta.get("runtime_dir"):
-            _rmtree(meta["runtime_dir"])
+            remove_tree(meta["runtime_dir"])
         s.write_meta(state="interrupted", runtime_dir=None)
         notes.append(Note("RF642", f"an interrupted run (pid {meta.get('pid')}) left its "
                           f"staged writes, never applied to {s.workspace}, in {s.path}"))
@@ -157,27 +158,6 @@ def proc_start(pid: int) -> str | None:
 def alive(meta: dict) -> bool:
     pid = meta.get("pid")
     return bool(pid) and proc_start(int(pid)) is not None and proc_start(int(pid)) == meta.get("start")
-
-
-def _rmtree(path: str) -> None:
-    """``shutil.rmtree(path, ignore_errors=True)``, without importing shutil (and its
-    bz2/lzma/zlib) on the run path when the tree is as small as an untouched stage."""
-    try:
-        for dirpath, dirnames, filenames in os.walk(path, topdown=False):
-            if len(filenames) + len(dirnames) > 16:
-                raise OSError("large tree")
-            for name in filenames:
-                os.unlink(os.path.join(dirpath, name))
-            for name in dirnames:
-                full = os.path.join(dirpath, name)
-                os.unlink(full) if os.path.islink(full) else os.rmdir(full)
-        os.rmdir(path)
-    except FileNotFoundError:
-        pass
-    except OSError:
-        import shutil
-
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def _chmod_tree(path: str) -> None:

@@ -143,7 +143,7 @@ NOT_ON_QUIET_RUN = {"shutil", "hashlib", "lzma", "bz2", "glob", "ringfence.apply
 
 @pytest.mark.sandbox
 @pytest.mark.skipif(not have_bwrap(), reason="bwrap is not installed")
-@pytest.mark.parametrize("profile", ["strict", "observe"])
+@pytest.mark.parametrize("profile", ["strict", "observe", "build"])
 def test_a_run_that_writes_nothing_stays_light(tmp_path, profile):
     with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="rf-imports-") as work:
         rc, mods, err = loaded_modules(tmp_path, ["run", "-p", profile, "-w", work,
