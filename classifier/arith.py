@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import re
 
-_TOKEN = re.compile(r"""
+from ringfence.rfcore.lazyre import lazy
+
+_TOKEN = lazy(r"""
     \s+
   | \d+\#[0-9A-Za-z@_]+          # BASE#DIGITS (bases up to 64)
   | 0[xX][0-9A-Fa-f]+            # hex
@@ -33,7 +35,7 @@ _TOKEN = re.compile(r"""
 """, re.VERBOSE)
 # `NAME = EXPR` at the start of a segment (not `==`): bash evaluates EXPR, then
 # NAME holds a number, whatever it held before.
-_ASSIGN = re.compile(r"\s*([A-Za-z_]\w*)\s*=(?!=)")
+_ASSIGN = lazy(r"\s*([A-Za-z_]\w*)\s*=(?!=)")
 _QUOTES = str.maketrans("", "", "\"'\\")
 
 

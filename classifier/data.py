@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 # RF122's table of assignments that change what runs is shared with the
 # workspace-overlay rule (RF513): rfcore/execvars.py.
+from ringfence.rfcore.lazyre import lazy
 from ringfence.rfcore.execvars import (EXEC_VAR_PREFIXES, EXEC_VAR_SUFFIXES,  # noqa: F401
                                        EXEC_VARS, GIT_SAFE_VARS, exec_var)
 from .optspec import Opts, opts  # noqa: F401
@@ -195,7 +196,7 @@ MULTIPLEXERS: dict[str, Multiplexer] = {
                                                         "profile"})),
 }
 MULTIPLEXER_ALIASES = {"pip3": "pip"}
-SUBCOMMAND_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.:-]*")
+SUBCOMMAND_WORD = lazy(r"[A-Za-z][A-Za-z0-9_.:-]*")
 
 # Subcommands that launch another program; its argv is analysed for one-time
 # constructs too (the key stays `uv run`, `npm exec` ...).
@@ -260,8 +261,8 @@ HELPERS = frozenset({"cd", "pushd", "popd", "echo", "printf", "true", "false", "
                      "exit", "set", "sleep", "test", "[", "[["})
 SET_OK_LETTERS = frozenset("eux")
 SET_OK_OPTIONS = frozenset({"pipefail", "errexit", "nounset", "xtrace"})
-SLEEP_ARG = re.compile(r"\d+(\.\d+)?[smhd]?|\.\d+[smhd]?|infinity")
-EXIT_ARG = re.compile(r"\d{1,3}")
+SLEEP_ARG = lazy(r"\d+(\.\d+)?[smhd]?|\.\d+[smhd]?|infinity")
+EXIT_ARG = lazy(r"\d{1,3}")
 DECLARATION_OK_FLAGS = frozenset("xraAilug")   # -f/-F/-p/-n print or alias functions/vars
 
 # --- builtins that force one-time -------------------------------------------
@@ -298,4 +299,4 @@ STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 
 # --- redirections ----------------------------------------------------------------
 WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
-NETWORK_PATH = re.compile(r"/dev/(tcp|udp)/")
+NETWORK_PATH = lazy(r"/dev/(tcp|udp)/")

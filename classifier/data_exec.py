@@ -9,6 +9,7 @@ Split out of classifier/data.py, which re-exports every name (callers use
 import re
 from typing import NamedTuple
 
+from ringfence.rfcore.lazyre import lazy
 from .optspec import Opts, opts
 
 # --- tools whose options execute code (RF113) ---------------------------------
@@ -38,8 +39,8 @@ EXEC_OPTIONS: dict[str, dict[str, str]] = {
 }
 # Options that run a command only for some values (ssh -o ProxyCommand=...).
 EXEC_OPTION_VALUES: dict[str, tuple[frozenset[str], re.Pattern]] = {
-    name: (frozenset({"-o"}), re.compile(r"(?i)^\s*(proxycommand|localcommand|"
-                                         r"permitlocalcommand|knownhostscommand|proxyjump)"))
+    name: (frozenset({"-o"}), lazy(r"(?i)^\s*(proxycommand|localcommand|"
+                                   r"permitlocalcommand|knownhostscommand|proxyjump)"))
     for name in ("ssh", "scp", "sftp")
 }
 

@@ -5,9 +5,10 @@ Split out of classifier/data.py, which re-exports every name (callers use
 ``data.X``).
 """
 
-import re
 from functools import lru_cache
 from typing import NamedTuple
+
+from ringfence.rfcore.lazyre import lazy
 
 
 # --- shells and interpreters -------------------------------------------------
@@ -65,8 +66,8 @@ INTERPRETERS: dict[str, Interp] = {
 }
 INTERPRETER_ALIASES = {"nodejs": "node", "luajit": "lua", "powershell": "pwsh",
                        "pypy": "python", "pypy3": "python", "gawk": "awk"}
-_PYTHON_NAME = re.compile(r"python[0-9.]*|pypy[0-9.]*")
-_LUA_NAME = re.compile(r"lua[0-9.]*|luajit")
+_PYTHON_NAME = lazy(r"python[0-9.]*|pypy[0-9.]*")
+_LUA_NAME = lazy(r"lua[0-9.]*|luajit")
 
 
 @lru_cache(maxsize=4096)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from ringfence.rfcore.lazyre import lazy
+
 OK, IMPURE, UNKNOWN, EXEC = 0, 1, 2, 3
 NAMES = {OK: "ok", IMPURE: "impure", UNKNOWN: "unknown", EXEC: "exec"}
 
@@ -150,13 +152,13 @@ def _sed_scan(s: str, writes: list[str] | None) -> int:
     return worst
 
 
-_AWK_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
-_AWK_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_AWK_STRING = lazy(r'"(?:[^"\\\n]|\\.)*"')
+_AWK_WORD = lazy(r"[A-Za-z_][A-Za-z0-9_]*")
 _REGEX_BEFORE = frozenset("(,{};!~&|=:?\n[")
 _REGEX_KEYWORDS = frozenset({"print", "printf", "return", "if", "while", "in", "case"})
 
 
-_LITERAL = re.compile(r'"\d+"')       # a string literal, kept aside by _awk_text
+_LITERAL = lazy(r'"\d+"')       # a string literal, kept aside by _awk_text
 
 
 def _strip_awk(prog: str, literals: list[str]) -> str | None:

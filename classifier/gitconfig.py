@@ -11,13 +11,13 @@ and an unknown key can (fail closed). ``user.email`` or ``color.ui`` run nothing
 
 from __future__ import annotations
 
-import re
 
+from ringfence.rfcore.lazyre import lazy
 from ringfence.rfcore.gitkeys import key_can_run_program
 
 from .ir import Word
 
-_ENV_NAME = re.compile(r"GIT_CONFIG_(?:COUNT|KEY_(\d+)|VALUE_(\d+))")
+_ENV_NAME = lazy(r"GIT_CONFIG_(?:COUNT|KEY_(\d+)|VALUE_(\d+))")
 
 
 def option_runs_program(opt: str, value: Word | None) -> bool:

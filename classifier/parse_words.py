@@ -7,15 +7,15 @@ removal itself lives in ``words.py``.
 
 from __future__ import annotations
 
-import re
 
+from ringfence.rfcore.lazyre import lazy
 from .ir import Construct, Word
 from .parse_tables import VALUE_SITES
 from .words import (BRACE_EXPANSION, GLOB_CHARS, ansi_c_end, decode_ansi_c,
                     live_substitution_in_double, plain_tail, unquote_double, unquote_plain,
                     unterminated_quote)
 
-SPECIAL_PARAM = re.compile(r"\$[$!?#@*0-9A-Za-z_{(-]")
+SPECIAL_PARAM = lazy(r"\$[$!?#@*0-9A-Za-z_{(-]")
 SUBST = frozenset({"command_substitution", "process_substitution"})
 DYNAMIC = frozenset({"simple_expansion", "expansion", "arithmetic_expansion"})
 

@@ -7,8 +7,8 @@ before any parser or walker could spend time (or stack) on it.
 
 from __future__ import annotations
 
-import re
 
+from ringfence.rfcore.lazyre import lazy
 from .ir import ParseProblem
 
 MAX_BYTES = 64 * 1024
@@ -17,10 +17,10 @@ MAX_DEPTH = 256
 # C0 controls except TAB and LF, DEL, C1 controls, and invisible format
 # characters (zero-width, bidi overrides: "trojan source" tricks that make the
 # text a person approves differ from what runs).
-_CONTROL = re.compile("[\x01-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064"
-                      "\u2066-\u2069\ufeff]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_BRACKETS = re.compile(r"[(){}\[\]]")
+_CONTROL = lazy("[\x01-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+                "\u2066-\u2069\ufeff]")
+_SURROGATE = lazy("[\ud800-\udfff]")
+_BRACKETS = lazy(r"[(){}\[\]]")
 _OPEN = frozenset("({[")
 
 

@@ -6,11 +6,12 @@ means are small, pure and testable on their own.
 
 from __future__ import annotations
 
-import re
+
+from ringfence.rfcore.lazyre import lazy
 
 # An unquoted brace expansion: {a,b} or {1..3}. `{}` (find -exec) and `{x}`
 # stay literal in bash, so they are not expansions.
-BRACE_EXPANSION = re.compile(r"\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")
+BRACE_EXPANSION = lazy(r"\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")
 GLOB_CHARS = frozenset("*?[")
 
 

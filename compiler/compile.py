@@ -10,8 +10,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import posixpath
-import re
 
+from ringfence.rfcore.lazyre import lazy
 from ringfence.profiles.model import Profile
 from ringfence.rfcore.errors import SandboxError
 
@@ -20,7 +20,7 @@ from .spec import (Bind, CapDropAll, Chdir, ClearEnv, Dev, DevNullOver, DieWithP
                    Rlimit, SandboxSpec, Seccomp, SetEnv, Stage, Tmpfs, UnshareAll)
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
-GLOB_CHARS = re.compile(r"[*?\[]")
+GLOB_CHARS = lazy(r"[*?\[]")
 
 # A name is credential-looking when one of its _-separated words is one of these
 # (so AWS_SECRET_ACCESS_KEY and SSH_AUTH_SOCK are, KEYBOARD_LAYOUT is not).

@@ -12,10 +12,10 @@ exit status).
 from __future__ import annotations
 
 import os
-import shutil
 from typing import IO, Mapping, Sequence
 
 from ringfence.rfcore.errors import SandboxError
+from ringfence.rfcore.fsops import copy_file, remove_tree
 
 from . import stage as staging
 from .backends.bwrap import env_args, render
@@ -161,7 +161,7 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
                                       "the command had no network"),)
                 warn(late[0])
         if proxy_dir:
-            shutil.rmtree(proxy_dir, ignore_errors=True)
+            remove_tree(proxy_dir)
         if stage is not None and not ran:
             stage.remove()      # the command never ran (or we were interrupted)
     return _with(result, network_decisions=decisions, stage=stage,
@@ -216,7 +216,7 @@ def _start_proxy(spec, stage, degradations):
     from .backends.bwrap import RELAY
 
     try:
-        shutil.copyfile(_relay_artifact(RELAY), os.path.join(rdir, "relay.py"))
+        copy_file(_relay_artifact(RELAY), os.path.join(rdir, "relay.py"))
     except OSError as exc:
         raise SandboxError(f"cannot stage the network relay in {rdir}: {exc.strerror}; "
                            "refusing to run without the network policy the profile "

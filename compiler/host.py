@@ -15,9 +15,7 @@ the compiler asks about that was not probed is a bug, not a silent "missing".
 
 from __future__ import annotations
 
-import glob
 import os
-import shutil
 import subprocess
 import sys
 from ringfence.rfcore.records import field, record, replace
@@ -160,6 +158,8 @@ def path_fact(p: str) -> PathFact:
 
 
 def expand_glob(pattern: str) -> tuple[str, ...]:
+    import glob
+
     # include_hidden: a read-deny of "**/.env*" must see dot directories too.
     return tuple(sorted(glob.glob(pattern, recursive=True, include_hidden=True)))
 
@@ -254,6 +254,16 @@ def _relay_python() -> str:
     return os.path.realpath(sys.executable)
 
 
+def which(name: str, path: str) -> str | None:
+    """``shutil.which(name, path=path)`` for a bare name, without importing shutil
+    (and bz2, lzma, zlib with it) on the run path."""
+    for d in path.split(os.pathsep):
+        full = os.path.join(d or os.curdir, name)
+        if os.access(full, os.X_OK) and not os.path.isdir(full):
+            return full
+    return None
+
+
 def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFacts:
     """System facts. Cheap by default (run hot path); ``full`` for doctor."""
     env = os.environ if env is None else env
@@ -264,7 +274,7 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
     uid, gid = os.getuid(), os.getgid()
     home = env.get("HOME") or pwd.getpwuid(uid).pw_dir
     path = env.get("PATH", os.defpath)
-    bwrap = shutil.which("bwrap", path=path)
+    bwrap = which("bwrap", path)
     plausible, detail, restricted = _userns_sysctls()
     facts = HostFacts(
         uid=uid, gid=gid, home=os.path.abspath(home), arch=os.uname().machine,

@@ -52,24 +52,42 @@ def _reap(pid: int, grace: float = 5.0) -> None:
     """Wait for ``pid`` if it is our child; SIGKILL it after ``grace`` seconds.
 
     Only a pid that waitpid says is our own, not yet reaped child is ever
-    signalled, so a recycled pid can never be hit.
+    signalled, so a recycled pid can never be hit (an unreaped child keeps its
+    pid). The wait is a poll on a pidfd, so it ends the instant the init exits.
     """
-    end = time.monotonic() + grace
-    while True:
-        try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            return              # reaped by bwrap itself, or never ours
-        if done:
-            return
-        if time.monotonic() >= end:
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return                  # reaped by bwrap itself, or never ours
+    if done:
+        return
+    _wait_exit(pid, grace)
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if not done:
             os.kill(pid, signal.SIGKILL)
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
-            return
-        time.sleep(0.002)
+            os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+def _wait_exit(pid: int, timeout: float) -> None:
+    """Block until ``pid`` (our unreaped child) exits, or ``timeout`` seconds."""
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:              # no pidfd (Linux < 5.3): poll waitpid instead
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and os.waitpid(pid, os.WNOHANG)[0] == 0:
+            time.sleep(0.002)
+        return
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        poller.poll(int(timeout * 1000))
+    finally:
+        os.close(fd)
 
 
 def child_pid(status: bytes) -> int | None:

@@ -32,7 +32,6 @@ outside ``node_modules`` plus loading the cache: O(directories), not O(files).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -96,8 +95,14 @@ def resolve_inside(path: str, root: str, declared: str = "") -> str | None:
 
 
 def cache_file(cache_dir: str, root: str, names: list[str]) -> str:
-    key = hashlib.sha256("\0".join([str(VERSION), root, *sorted(names)]).encode()).hexdigest()
-    return os.path.join(cache_dir, f"secrets-{key[:32]}.json")
+    """The cache file of (root, names). The name only has to spread keys: ``_load``
+    checks the root and names stored inside, so a collision is a cache miss, never a
+    wrong mask set. FNV-1a, because importing hashlib (OpenSSL) costs more than the
+    whole cache lookup."""
+    key = 0xcbf29ce484222325
+    for byte in "\0".join([str(VERSION), root, *sorted(names)]).encode("utf-8", "surrogateescape"):
+        key = ((key ^ byte) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return os.path.join(cache_dir, f"secrets-{key:016x}.json")
 
 
 def _load(path: str, root: str, names: list[str]) -> tuple[dict, list] | None:

@@ -28,13 +28,12 @@ EXDEV; ``mv`` and most tools fall back to copy + delete, which works.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
-import shutil
 import time
 
 from ringfence.rfcore.errors import SandboxError
+from ringfence.rfcore.fsops import remove_tree
 
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNS = 0x00020000
@@ -78,12 +77,19 @@ class Stage:
         could not remove as an unprivileged user."""
         _chmod_tree(self.work)
         for name in os.listdir(self.work) if os.path.isdir(self.work) else ():
-            shutil.rmtree(os.path.join(self.work, name), ignore_errors=True)
+            remove_tree(os.path.join(self.work, name))
 
     def remove(self) -> None:
         """Remove the whole stage (overlay's work dir may hold a mode-000 dir)."""
         _chmod_tree(self.work)
-        shutil.rmtree(self.path, ignore_errors=True)
+        remove_tree(self.path)
+
+    def untouched(self) -> bool:
+        """True when the run wrote nothing: the upper dir is empty."""
+        try:
+            return not os.listdir(self.upper)
+        except OSError:
+            return False
 
 
 def stage_root(state: str) -> str:
@@ -111,6 +117,33 @@ def load(path: str) -> Stage | None:
         return None
     stage.workspace = meta["workspace"]
     return stage
+
+
+def recover(state: str) -> list:
+    """Stages of dead runs that never settled (ringfence was SIGKILLed): their
+    writes were never applied; say so (RF642), and remove their proxy runtime dirs.
+    Costs one ``listdir`` when there are none."""
+    from .spec import Note
+
+    root = stage_root(state)
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    notes = []
+    for name in names:
+        s = load(os.path.join(root, name))
+        if s is None:
+            continue
+        meta = s.meta()
+        if meta.get("state") != "running" or alive(meta):
+            continue
+        if meta.get("runtime_dir"):
+            remove_tree(meta["runtime_dir"])
+        s.write_meta(state="interrupted", runtime_dir=None)
+        notes.append(Note("RF642", f"an interrupted run (pid {meta.get('pid')}) left its "
+                          f"staged writes, never applied to {s.workspace}, in {s.path}"))
+    return notes
 
 
 def proc_start(pid: int) -> str | None:
@@ -143,6 +176,8 @@ def preexec(stage: Stage, err_fd: int, then=None):
     On failure it writes ``RF640: <step>: <errno text>`` to ``err_fd`` and exits 125.
     ``then``: the next preexec step (rlimits), run after the mount.
     """
+    import ctypes
+
     libc = ctypes.CDLL(None, use_errno=True)
     unshare, mount = libc.unshare, libc.mount
     uid, gid = os.getuid(), os.getgid()
@@ -196,6 +231,7 @@ def setup_error(message: bytes) -> SandboxError:
 
 def trial(state: str) -> tuple[bool, str]:
     """Mount a throw-away overlay on a throw-away dir (doctor). (ok, detail)."""
+    import shutil
     import subprocess
     import tempfile
 

@@ -25,9 +25,10 @@ controlling terminal; bwrap's ``--new-session`` gives the sandbox none.
 from __future__ import annotations
 
 import os
-import re
 import signal
 import threading
+
+from ringfence.rfcore.lazyre import lazy
 
 ESC = 0x1B
 # The final byte after ESC that opens a control string; OSC may also end at BEL.
@@ -36,8 +37,8 @@ _OPENERS = frozenset(b"]P_^X")
 _C1_OPENERS = frozenset((0x90, 0x98, 0x9D, 0x9E, 0x9F))
 _C1_ST = 0x9C
 BEL = 0x07
-_NORMAL_STOP = re.compile(rb"[\x1b\xc2]")
-_STRING_STOP = re.compile(rb"[\x07\x1b\xc2]")
+_NORMAL_STOP = lazy(rb"[\x1b\xc2]")
+_STRING_STOP = lazy(rb"[\x07\x1b\xc2]")
 
 
 class TermGuard:

@@ -14,10 +14,11 @@ we did not.
 
 from __future__ import annotations
 
-import re
 
-_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
-_SECTION = re.compile(r"[A-Za-z0-9.-]+")
+from ringfence.rfcore.lazyre import lazy
+
+_NAME = lazy(r"[A-Za-z][A-Za-z0-9-]*")
+_SECTION = lazy(r"[A-Za-z0-9.-]+")
 
 
 class ConfigSyntaxError(ValueError):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from ringfence.rfcore.lazyre import lazy
 from ringfence.rfcore.records import asdict, is_record
 from typing import Any
 
@@ -21,7 +22,7 @@ from .ledger import tail
 # the kernel's words for EPERM/EACCES/EROFS, the proxy's refusal, and a socket the
 # seccomp filter blocked. Anything else is the command's own failure: escalating it
 # would turn every bug into a host request.
-BOUNDARY_PATTERNS = re.compile("|".join((
+BOUNDARY_PATTERNS = lazy("|".join((
     r"Operation not permitted", r"Permission denied", r"Read-only file system",
     r"\bE(?:PERM|ACCES|ROFS)\b", r"Address family not supported",
     r"\b403\b[^\n]*\bproxy\b", r"\bproxy\b[^\n]*\b403\b", r"CONNECT tunnel failed",

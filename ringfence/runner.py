@@ -149,10 +149,12 @@ def big_command(command: str) -> tuple[str, ...]:
 def recover(env: Mapping[str, str]) -> tuple:
     """Report the stages of dead runs (SIGKILLed ringfence) that never settled:
     their writes never reached the workspace; remove their proxy runtime dirs."""
-    from ringfence.compiler.execute import warn
-    from ringfence.settle import recover as _recover
+    from ringfence.compiler.stage import recover as _recover
+    from ringfence.rfcore.paths import state_dir
 
-    notes = tuple(_recover(env))
+    notes = tuple(_recover(state_dir(env)))
+    if notes:
+        from ringfence.compiler.execute import warn
     for note in notes:
         warn(note)
     return notes

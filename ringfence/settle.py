@@ -23,8 +23,8 @@ from ringfence.compiler import stage as stg
 from ringfence.compiler.spec import Note
 from ringfence.rfcore.records import record
 
-from .apply import Action, Plan, apply_plan, plan
-from .obeyed import Registry
+# apply/obeyed are imported where used: a run that wrote nothing (most of them)
+# settles without loading them.
 
 
 @record
@@ -68,10 +68,12 @@ def _git_dir(ws: str) -> str | None:
     return None
 
 
-def registry_for(workspace: str, profile=None, env: Mapping[str, str] | None = None) -> Registry:
-    """The registry, with the pre-run config's hooksPath/include targets and the
-    profile's write_protect entries and ringfence's private dirs in the workspace."""
+def registry_for(workspace: str, profile=None, env: Mapping[str, str] | None = None):
+    """The registry (``obeyed.Registry``), with the pre-run config's hooksPath/include
+    targets and the profile's write_protect entries and ringfence's private dirs in
+    the workspace."""
     from .gitconfig import get_all
+    from .obeyed import Registry
 
     env = os.environ if env is None else env
     extra: dict[str, tuple[str, str]] = {}
@@ -125,7 +127,21 @@ def registry_for(workspace: str, profile=None, env: Mapping[str, str] | None = N
     return Registry(workspace, extra, tuple(globs))
 
 
+def _record(stage: stg.Stage, created=(), modified=(), deleted=(), held=(), failed=()) -> dict:
+    return {"created": sorted(created), "modified": sorted(modified),
+            "deleted": sorted(deleted), "capped": False, "unreadable_dirs": 0,
+            "staged": True, "stage": stage.id, "held": list(held),
+            "not_applied": [{"path": x, "why": y} for x, y in failed]}
+
+
 def settle(stage: stg.Stage, profile=None, env: Mapping[str, str] | None = None) -> Settled:
+    if stage.untouched():
+        # Nothing was written: nothing to plan, apply or hold.
+        changes = _record(stage)
+        stage.remove()
+        return Settled(changes, (), (), None)
+    from .apply import apply_plan, plan
+
     ws = stage.workspace
     stage.clear_work()
     reg = registry_for(ws, profile, env)
@@ -142,10 +158,7 @@ def settle(stage: stg.Stage, profile=None, env: Mapping[str, str] | None = None)
     notes = [Note("RF643", f"{path}: not applied: {why}; kept in the stage {stage.path}")
              for path, why in failed]
     held = [{"path": a.path, "op": a.op, "why": a.held} for a in p.held]
-    changes = {"created": sorted(p.created), "modified": sorted(p.modified),
-               "deleted": sorted(p.deleted), "capped": False, "unreadable_dirs": 0,
-               "staged": True, "stage": stage.id, "held": held,
-               "not_applied": [{"path": x, "why": y} for x, y in failed]}
+    changes = _record(stage, p.created, p.modified, p.deleted, held, failed)
     if held or failed:
         stage.write_meta(state="held", held=[_action_json(a) for a in p.held],
                          not_applied=[x for x, _ in failed])
@@ -156,11 +169,14 @@ def settle(stage: stg.Stage, profile=None, env: Mapping[str, str] | None = None)
     return Settled(changes, (), tuple(notes), None)
 
 
-def _action_json(a: Action) -> dict:
+def _action_json(a) -> dict:
     return {"op": a.op, "path": a.path, "held": a.held, "kind": a.kind}
 
 
-def held_plan(stage: stg.Stage) -> Plan:
+def held_plan(stage: stg.Stage):
+    """The held changes kept in ``stage``'s meta, as an ``apply.Plan``."""
+    from .apply import Action, Plan
+
     p = Plan()
     for item in stage.meta().get("held", []):
         p.actions.append(Action(item["op"], item["path"], item.get("held") or "held",
@@ -171,6 +187,8 @@ def held_plan(stage: stg.Stage) -> Plan:
 def apply_held(stage: stg.Stage) -> list[tuple[str, str]]:
     """A person approved: apply the held changes; remove the stage when done."""
     # mkdir parents of held entries that were never created (a held new dir)
+    from .apply import apply_plan
+
     p = held_plan(stage)
     failed = apply_plan(p, stage.upper, stage.workspace, held=True)
     if not failed:
@@ -204,28 +222,7 @@ def diff(stage: stg.Stage, rel: str, limit: int = 4000) -> str:
 
 
 def recover(env: Mapping[str, str] | None = None) -> list[Note]:
-    """Stages of dead runs that never settled (ringfence was SIGKILLed): their
-    writes were never applied; say so, and remove their proxy runtime dirs."""
-    import shutil
-
+    """Stages of dead runs that never settled (``compiler.stage.recover``)."""
     from ringfence.rfcore.paths import state_dir
 
-    root = stg.stage_root(state_dir(env))
-    try:
-        names = sorted(os.listdir(root))
-    except OSError:
-        return []
-    notes = []
-    for name in names:
-        s = stg.load(os.path.join(root, name))
-        if s is None:
-            continue
-        meta = s.meta()
-        if meta.get("state") != "running" or stg.alive(meta):
-            continue
-        if meta.get("runtime_dir"):
-            shutil.rmtree(meta["runtime_dir"], ignore_errors=True)
-        s.write_meta(state="interrupted", runtime_dir=None)
-        notes.append(Note("RF642", f"an interrupted run (pid {meta.get('pid')}) left its "
-                          f"staged writes, never applied to {s.workspace}, in {s.path}"))
-    return notes
+    return stg.recover(state_dir(env))

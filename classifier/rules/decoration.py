@@ -8,9 +8,9 @@ redirect as a file write.
 
 from __future__ import annotations
 
-import re
 from typing import Iterable
 
+from ringfence.rfcore.lazyre import lazy
 from .. import data
 from ..analysis import Invocation, scan_args
 from ..embedded import OK, awk_program, sed_script
@@ -187,7 +187,7 @@ def _pure_filter(ctx: Context, index: int, cmd: Command) -> bool:
     return True
 
 
-_JQ_IMPURE = re.compile(r"\benv\b|\$ENV|\$__loc__|\binput_filename\b|\bimport\b|\binclude\b")
+_JQ_IMPURE = lazy(r"\benv\b|\$ENV|\$__loc__|\binput_filename\b|\bimport\b|\binclude\b")
 
 
 def _pipe_start(source: str, start: int) -> int:

@@ -10,9 +10,9 @@ a hostile environment.
 
 from __future__ import annotations
 
-import re
 from typing import Iterable
 
+from ringfence.rfcore.lazyre import lazy
 from ..arith import assigned_literal, literal, subscript_literal
 from ..ir import Command, Word
 from . import Context, Hit, constructs, declarations, names
@@ -147,8 +147,8 @@ def prompt_expansion(ctx: Context) -> Iterable[Hit]:
 
 # Text that becomes `$(` or a backtick when bash evaluates a value: the characters
 # themselves, and the escapes prompt expansion (`@P`) and `$'...'` decode.
-_CODE_TEXT = re.compile(r"\$\(|`|\\0?140|\\0?44|\\x(?:60|24)|\\u00(?:60|24)|"
-                        r"\\U0000(?:60|24)")
+_CODE_TEXT = lazy(r"\$\(|`|\\0?140|\\0?44|\\x(?:60|24)|\\u00(?:60|24)|"
+                  r"\\U0000(?:60|24)")
 
 
 def dormant_code(ctx: Context) -> Iterable[Hit]:

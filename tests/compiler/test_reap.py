@@ -11,6 +11,7 @@ what is left over once ringfence has exited.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -88,3 +89,21 @@ def test_timed_out_run_leaves_no_zombie(box):
 def test_signalled_run_leaves_no_zombie(box):
     res = run_under_reaper(box, ["-p", "strict", "--", "sleep", "60"], terminate_after=1.5)
     assert res == {"code": 128 + 15, "left": []}
+
+
+def test_reap_waits_for_our_child_and_kills_it_only_after_the_grace():
+    import subprocess as sp
+    import sys
+
+    from ringfence.compiler.reap import _reap
+
+    quick = sp.Popen([sys.executable, "-c", "import time; time.sleep(0.2)"])
+    _reap(quick.pid, grace=30)
+    with pytest.raises(ChildProcessError):      # reaped: its exit status is gone
+        os.waitpid(quick.pid, os.WNOHANG)
+    stuck = sp.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    _reap(stuck.pid, grace=0.3)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(stuck.pid, os.WNOHANG)
+    _reap(1, grace=0.1)                          # not our child: never signalled
+    assert os.path.exists("/proc/1")

@@ -8,12 +8,13 @@ in a value that bash evaluates arithmetically (issue 11 §2).
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
 
 import pytest
+
+from tests.ringfence.pushrepo import branches, pushable_workspace
 
 from ringfence.classifier import classify
 from ringfence.gate import decide
@@ -28,20 +29,7 @@ PUSHES = ["git send-pack ./inrepo.git HEAD:refs/heads/b1",
 
 @pytest.fixture
 def ws(tmp_path):
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
-           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@x"}
-    for cmd in (["git", "init", "-q", "--bare", "inrepo.git"], ["git", "init", "-q"],
-                ["git", "commit", "-q", "--allow-empty", "-m", "x"]):
-        subprocess.run(cmd, cwd=ws, env=env, check=True)
-    return ws, {**env, "RINGFENCE_HOME": str(tmp_path / "state")}
-
-
-def branches(ws) -> str:
-    return subprocess.run(["git", "-C", str(ws / "inrepo.git"), "branch", "--list"],
-                          capture_output=True, text=True, check=True).stdout
+    return pushable_workspace(tmp_path)
 
 
 @pytest.mark.skipif(not shutil.which("git"), reason="needs git")
