@@ -3,7 +3,7 @@ directory cache that is invalidated by every change, and fail-safe loading."""
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 import sys
 
@@ -150,9 +150,11 @@ def test_recent_directories_are_not_cached(tmp_path, monkeypatch, audit):
 
 
 @pytest.mark.parametrize("content", [
-    "not json", "", '{"v": 1}', "[]",
-    '{"v": 1, "root": "ROOT", "names": NAMES, "dirs": {"": [1, 2, 3, "x", "y"]}, "known": 5}',
-    '{"v": 1, "root": "ROOT", "names": NAMES, "dirs": {"": "zz", "a": [0]}, "known": [[1]]}',
+    b"not marshal", b"", "{'v': 2}", "[]", "{'v': 2, 'root': ROOT, 'names': NAMES}",
+    "{'v': 2, 'root': ROOT, 'names': NAMES, 'dirs': {'': [1, 2, 3, 'x', 'y']}, 'known': 5}",
+    "{'v': 2, 'root': ROOT, 'names': NAMES, 'dirs': {'': 'zz', 'a': [0]}, 'known': [[1]]}",
+    "{'v': 2, 'root': ROOT, 'names': NAMES, 'dirs': {'': {'k': 1}}, 'known': []}",
+    "{'v': 2, 'root': ROOT, 'names': NAMES, 'dirs': {'': [None] * 5}, 'known': []}",
 ])
 def test_a_corrupt_cache_fails_safe(tmp_path, content):
     ws, cache = tmp_path / "ws", tmp_path / "cache"
@@ -160,8 +162,10 @@ def test_a_corrupt_cache_fails_safe(tmp_path, content):
     (ws / "a" / ".env").write_text("s")
     assert masked(ws, cache)[0] == [f"{ws}/a/.env"]
     path = cache_file(str(cache), str(ws), list(NAMES))
-    with open(path, "w") as fh:
-        fh.write(content.replace("ROOT", str(ws)).replace("NAMES", json.dumps(sorted(NAMES))))
+    if isinstance(content, str):      # a well-formed marshal of a wrong structure
+        content = marshal.dumps(eval(content, {"ROOT": str(ws), "NAMES": sorted(NAMES)}))
+    with open(path, "wb") as fh:
+        fh.write(content)
     assert masked(ws, cache)[0] == [f"{ws}/a/.env"]
 
 
@@ -170,10 +174,11 @@ def test_a_forged_stale_entry_for_a_changed_directory_is_ignored(tmp_path):
     (ws / "a").mkdir(parents=True)
     masked(ws, cache)
     path = cache_file(str(cache), str(ws), list(NAMES))
-    stale = json.loads(open(path).read())
+    with open(path, "rb") as fh:
+        stale = fh.read()
     (ws / "a" / "server.pem").write_text("s")
-    with open(path, "w") as fh:
-        json.dump(stale, fh)                    # the cache from before the .pem
+    with open(path, "wb") as fh:
+        fh.write(stale)                         # the cache from before the .pem
     assert masked(ws, cache)[0] == [f"{ws}/a/server.pem"]
 
 
@@ -200,8 +205,8 @@ def test_a_lost_cache_finds_a_secret_moved_into_node_modules(tmp_path):
     (ws / "node_modules").mkdir()
     assert masked(ws, cache)[0] == [f"{ws}/config/.env"]
     os.rename(ws / "config", ws / "node_modules" / "config")
-    with open(cache_file(str(cache), str(ws), list(NAMES)), "w") as fh:
-        fh.write("{")                              # and the memory is gone
+    with open(cache_file(str(cache), str(ws), list(NAMES)), "wb") as fh:
+        fh.write(b"{")                             # and the memory is gone
     assert masked(ws, cache)[0] == [f"{ws}/node_modules/config/.env"]
 
 
