@@ -3,7 +3,7 @@ directory cache that is invalidated by every change, and fail-safe loading."""
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 import sys
 
@@ -150,9 +150,11 @@ def test_recent_directories_are_not_cached(tmp_path, monkeypatch, audit):
 
 
 @pytest.mark.parametrize("content", [
-    "not json", "", '{"v": 1}', "[]",
-    '{"v": 1, "root": "ROOT", "names": NAMES, "dirs": {"": [1, 2, 3, "x", "y"]}, "known": 5}',
-    '{"v": 1, "root": "ROOT", "names": NAMES, "dirs": {"": "zz", "a": [0]}, "known": [[1]]}',
+    b"not marshal", b"", "{'v': 2}", "[]", "{'v': 2, 'root': ROOT, 'names': NAMES}",
+    "{'v': 2, 'root': ROOT, 'names': NAMES, 'dirs': {'': [1, 2, 3, 'x', 'y']}, 'known': 5}",
+    "{'v': 2, 'root': ROOT, 'names': NAMES, 'dirs': {'': 'zz', 'a': [0]}, 'known': [[1]]}",
+    "{'v': 2, 'root': ROOT, 'names': NAMES, 'dirs': {'': {'k': 1}}, 'known': []}",
+    "{'v': 2, 'root': ROOT, 'names': NAMES, 'dirs': {'': [None] * 5}, 'known': []}",
 ])
 def test_a_corrupt_cache_fails_safe(tmp_path, content):
     ws, cache = tmp_path / "ws", tmp_path / "cache"
@@ -160,8 +162,10 @@ def test_a_corrupt_cache_fails_safe(tmp_path, content):
     (ws / "a" / ".env").write_text("s")
     assert masked(ws, cache)[0] == [f"{ws}/a/.env"]
     path = cache_file(str(cache), str(ws), list(NAMES))
-    with open(path, "w") as fh:
-        fh.write(content.replace("ROOT", str(ws)).replace("NAMES", json.dumps(sorted(NAMES))))
+    if isinstance(content, str):      # a well-formed marshal of a wrong structure
+        content = marshal.dumps(eval(content, {"ROOT": str(ws), "NAMES": sorted(NAMES)}))
+    with open(path, "wb") as fh:
+        fh.write(content)
     assert masked(ws, cache)[0] == [f"{ws}/a/.env"]
 
 
@@ -170,10 +174,11 @@ def test_a_forged_stale_entry_for_a_changed_directory_is_ignored(tmp_path):
     (ws / "a").mkdir(parents=True)
     masked(ws, cache)
     path = cache_file(str(cache), str(ws), list(NAMES))
-    stale = json.loads(open(path).read())
+    with open(path, "rb") as fh:
+        stale = fh.read()
     (ws / "a" / "server.pem").write_text("s")
-    with open(path, "w") as fh:
-        json.dump(stale, fh)                    # the cache from before the .pem
+    with open(path, "wb") as fh:
+        fh.write(stale)                         # the cache from before the .pem
     assert masked(ws, cache)[0] == [f"{ws}/a/server.pem"]
 
 
@@ -193,6 +198,33 @@ def test_node_modules_is_listed_only_without_memory(tmp_path, audit):
     assert masked(ws, cache)[0] == sorted(first + [f"{ws}/node_modules/pkg/new.key"])
 
 
+@pytest.mark.parametrize("tree", ["venv", "pycache"])
+def test_a_venv_and_pycache_are_listed_only_without_memory(tmp_path, audit, tree):
+    """Like node_modules: wheels and the compiler write there, not the user."""
+    ws, cache = tmp_path / "ws", tmp_path / "cache"
+    if tree == "venv":
+        (ws / ".venv" / "lib" / "site-packages" / "pkg").mkdir(parents=True)
+        (ws / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+        (ws / ".venv" / ".env").write_text("at the venv's top: still searched")
+        inside = ws / ".venv" / "lib" / "site-packages" / "pkg"
+        top = [f"{ws}/.venv/.env"]
+    else:
+        inside = ws / "src" / "__pycache__"
+        inside.mkdir(parents=True)
+        top = []
+    (inside / "cert.pem").write_text("package file")
+    (ws / "src").mkdir(exist_ok=True)
+    (ws / "src" / ".env").write_text("s")
+    first = sorted(top + [f"{inside}/cert.pem", f"{ws}/src/.env"])
+    assert masked(ws, cache)[0] == first          # no cache yet: searched, remembered
+    (inside / "new.key").write_text("package file")
+    with audit as seen:
+        assert masked(ws, cache)[0] == first      # not listed again: new.key unmasked
+    assert [p for p in seen if isinstance(p, str) and p.startswith(str(inside))] == []
+    os.unlink(cache_file(str(cache), str(ws), list(NAMES)))
+    assert masked(ws, cache)[0] == sorted(first + [f"{inside}/new.key"])
+
+
 def test_a_lost_cache_finds_a_secret_moved_into_node_modules(tmp_path):
     ws, cache = tmp_path / "ws", tmp_path / "cache"
     (ws / "config").mkdir(parents=True)
@@ -200,8 +232,8 @@ def test_a_lost_cache_finds_a_secret_moved_into_node_modules(tmp_path):
     (ws / "node_modules").mkdir()
     assert masked(ws, cache)[0] == [f"{ws}/config/.env"]
     os.rename(ws / "config", ws / "node_modules" / "config")
-    with open(cache_file(str(cache), str(ws), list(NAMES)), "w") as fh:
-        fh.write("{")                              # and the memory is gone
+    with open(cache_file(str(cache), str(ws), list(NAMES)), "wb") as fh:
+        fh.write(b"{")                             # and the memory is gone
     assert masked(ws, cache)[0] == [f"{ws}/node_modules/config/.env"]
 
 
@@ -244,8 +276,8 @@ def test_an_inode_mismatch_is_checked_not_skipped(tmp_path, monkeypatch):
     def lying_list(path, expect, pdev, anyre):
         got = real_list(path, expect, pdev, anyre)
         if got is not None:
-            st, subs, hits = got
-            got = st, [[n, ino + 1000] for n, ino in subs], hits
+            st, subs, hits, venv = got
+            got = st, [[n, ino + 1000] for n, ino in subs], hits, venv
         return got
 
     monkeypatch.setattr(secretmasks, "_list", lying_list)

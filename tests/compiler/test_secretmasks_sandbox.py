@@ -79,7 +79,7 @@ def test_an_env_created_between_runs_is_masked(box):
 @pytest.mark.parametrize("garbage", ["", "{", '{"v": 1, "dirs": {}, "known": []}'])
 def test_a_corrupt_cache_never_unmasks(box, garbage):
     assert box.run("strict", "--", "true").returncode == 0
-    caches = glob.glob(str(box.state / "cache" / "patterns" / "secrets-*.json"))
+    caches = glob.glob(str(box.state / "cache" / "patterns" / "secrets-*.bin"))
     assert len(caches) == 1
     with open(caches[0], "w") as fh:
         fh.write(garbage)
@@ -90,6 +90,6 @@ def test_a_corrupt_cache_never_unmasks(box, garbage):
 
 def test_the_cache_is_hidden_from_the_sandbox(box):
     assert box.run("strict", "--", "true").returncode == 0
-    assert glob.glob(str(box.state / "cache" / "patterns" / "secrets-*.json"))
+    assert glob.glob(str(box.state / "cache" / "patterns" / "secrets-*.bin"))
     r = box.run("strict", "--", "sh", "-c", f"ls -A {box.state}/cache/patterns | wc -l")
     assert (r.returncode, r.stdout.strip()) == (0, "0")
