@@ -21,10 +21,10 @@ from pathlib import Path
 from ringfence.rfcore.hashing import sha256
 from ringfence.rfcore.records import field, record
 
-from . import _lines, _toml_cache, schema
+from . import _toml_cache
 from .model import (CommandRule, Env, Filesystem, Limits, Located, Network, Profile,
                     Tooling)
-from .schema import Problem
+from .problem import Problem
 
 BUILTIN_DIR = Path(__file__).resolve().parent
 MAX_PROFILE_BYTES = 1 << 20
@@ -45,6 +45,7 @@ class Layer:
     data: dict
     lines: dict[str, int]
     builtin: bool
+    valid: bool = False          # known to pass schema.validate (a cached built-in)
 
     def where(self, key: str | None) -> Located:
         return Located(self.display, self.line(key), key)
@@ -105,12 +106,16 @@ def _read(path: Path, display: str, builtin: bool,
             Located(display, None, None)
     except OSError as exc:
         return None, Problem(CODE_TOML, f"cannot read profile: {exc.strerror}"), at
-    data = _toml_cache.cached(path.name, text) if builtin and path.parent == BUILTIN_DIR \
-        else None
-    if data is None:
-        data, error = _parse_toml(text)
-        if error is not None:
-            return None, *_toml_problem(error, display)
+    entry = _toml_cache.cached_entry(path.name, text) \
+        if builtin and path.parent == BUILTIN_DIR else None
+    if entry is not None:   # a shipped built-in: parsed, scanned and validated in advance
+        data, lines, valid = entry
+        return Layer(display, path, text, data, lines, builtin, valid), None, at
+    data, error = _parse_toml(text)
+    if error is not None:
+        return None, *_toml_problem(error, display)
+    from . import _lines
+
     return Layer(display, path, text, data, _lines.scan(text), builtin), None, at
 
 
@@ -146,6 +151,8 @@ def _resolve_ref(ref: str, base: Path | None, *,
 
 
 def _unknown_profile(ref: str) -> Problem:
+    from . import schema
+
     names = list(PUBLIC_BUILTINS)
     best = schema.suggest(ref, names)
     hint = f'did you mean "{best}"?' if best else "built-ins: " + ", ".join(names)
@@ -184,8 +191,11 @@ def resolve_chain(ref: str, *, base: Path | None = None) -> Chain:
                 problem = _unknown_profile(ref) if not _is_path_ref(ref) else problem
             chain.problems.append((problem, where))
             return
-        for p in schema.validate(layer.data):
-            chain.problems.append((p, layer.where(p.key)))
+        if not layer.valid:
+            from . import schema
+
+            for p in schema.validate(layer.data):
+                chain.problems.append((p, layer.where(p.key)))
         parents = layer.data.get("extends", [])
         if isinstance(parents, str):
             parents = [parents]

@@ -23,20 +23,20 @@ from .chain import (ACTIONS, BUILTIN_DIR, CODE_EXTENDS_CYCLE, CODE_EXTENDS_MISSI
                     CODE_TOML, DEFAULT_PROFILE, MAX_PROFILE_BYTES, PUBLIC_BUILTINS, Chain,
                     Layer, build, list_builtins, resolve_chain)
 from .model import Located, Profile
-from .schema import Problem
+from .problem import Problem
 
 # Credential-looking environment variable names: passed into a sandbox only
 # with an explicit opt-in (env.allow_credentials). SSH_AUTH_SOCK is a key too:
 # the agent socket signs with the user's keys.
-_CRED_RE = re.compile(
-    r"TOKEN|SECRET|PASSW(?:OR)?D|PASSPHRASE|CREDENTIAL|API_?KEY|PRIVATE|ACCESS_?KEY"
-    r"|(?:^|_)KEY(?:$|_)|(?:^|_)AUTH|COOKIE|SESSION|(?:^|_)PAT$|SSH_AUTH_SOCK|KUBECONFIG"
-    r"|DATABASE_URL|_DSN$", re.IGNORECASE)
+_CRED = (r"TOKEN|SECRET|PASSW(?:OR)?D|PASSPHRASE|CREDENTIAL|API_?KEY|PRIVATE|ACCESS_?KEY"
+         r"|(?:^|_)KEY(?:$|_)|(?:^|_)AUTH|COOKIE|SESSION|(?:^|_)PAT$|SSH_AUTH_SOCK|KUBECONFIG"
+         r"|DATABASE_URL|_DSN$")
 
 
 def looks_like_credential(name: str) -> bool:
     """True when an environment variable name looks like it carries a secret."""
-    return bool(_CRED_RE.search(name))
+    # re's own cache keeps the compiled pattern: no compile at import (hot paths).
+    return bool(re.search(_CRED, name, re.IGNORECASE))
 
 
 def domain_problems(profile: Profile, origins: dict) -> list[tuple[Problem, Located]]:
@@ -186,8 +186,11 @@ def _load(name_or_path: str, workspace: str | None,
                            problem.hint), where)
         chain = ov.chain
     profile, origins = ov.built if ov is not None else build(chain)
-    for problem, where in domain_problems(profile, origins):
-        _raise(problem, where)
+    # Shipped built-ins were checked when their cache was written (_toml_cache):
+    # a chain of only those has valid domain patterns, so skip parsing them again.
+    if not all(layer.valid for layer in chain.layers):
+        for problem, where in domain_problems(profile, origins):
+            _raise(problem, where)
     from .pattern_cache import compiled_rules
 
     compiled_rules(profile)   # pattern syntax errors surface at load time, with file:line
