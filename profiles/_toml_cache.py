@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from ringfence.rfcore.hashing import sha256
 import json
-from pathlib import Path
+import os
 
-_HERE = Path(__file__).resolve().parent
-CACHE_PATH = _HERE / "_builtin_toml.json"
+_HERE = os.path.dirname(os.path.realpath(__file__))
+_CACHE = os.path.join(_HERE, "_builtin_toml.json")
 _raw: bytes | None = None
 
 
@@ -45,7 +45,8 @@ def cached_entry(name: str, text: str) -> tuple[dict, dict[str, int], bool] | No
     global _raw
     if _raw is None:
         try:
-            _raw = CACHE_PATH.read_bytes()
+            with open(_CACHE, "rb") as f:
+                _raw = f.read()
         except OSError:
             _raw = b"{}"
     try:
@@ -79,7 +80,9 @@ def build_table() -> dict:
         return True
 
     table = {}
-    for path in sorted(_HERE.glob("*.toml")):
+    from pathlib import Path
+
+    for path in sorted(Path(_HERE).glob("*.toml")):
         text = path.read_text(encoding="utf-8")
         data = tomllib.loads(text)
         table[path.name] = {"sha256": text_digest(text), "data": data,
@@ -91,6 +94,15 @@ def render(table: dict) -> str:
     return json.dumps(table, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+def __getattr__(name: str):
+    if name == "CACHE_PATH":   # a Path, for tests and the regenerating command
+        from pathlib import Path
+
+        return Path(_CACHE)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 if __name__ == "__main__":
-    CACHE_PATH.write_text(render(build_table()), encoding="utf-8")
-    print(f"wrote {CACHE_PATH}")
+    with open(_CACHE, "w", encoding="utf-8") as out:
+        out.write(render(build_table()))
+    print(f"wrote {_CACHE}")

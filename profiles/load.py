@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 from typing import Mapping
 
 from ringfence.rfcore.errors import ProfileError
 from ringfence.rfcore.records import field, record
 
-from .chain import (ACTIONS, BUILTIN_DIR, CODE_EXTENDS_CYCLE, CODE_EXTENDS_MISSING,  # noqa: F401
+from .chain import (ACTIONS, BUILTIN, CODE_EXTENDS_CYCLE, CODE_EXTENDS_MISSING,  # noqa: F401
                     CODE_TOML, DEFAULT_PROFILE, MAX_PROFILE_BYTES, PUBLIC_BUILTINS, Chain,
                     Layer, build, list_builtins, resolve_chain)
+from .chain import _real
 from .model import Located, Profile
 from .problem import Problem
 
@@ -65,12 +65,9 @@ def _raise(problem: Problem, where: Located) -> None:
                        key=problem.key or where.key, hint=problem.hint)
 
 
-def _inside(path: Path, root: str) -> bool:
-    try:
-        path.resolve().relative_to(Path(root).resolve())
-        return True
-    except ValueError:
-        return False
+def _inside(path: str, root: str) -> bool:
+    real, top = _real(path), _real(root)
+    return real == top or real.startswith(top.rstrip("/") + "/")
 
 
 CODE_WORKSPACE = "RF513"
@@ -100,9 +97,9 @@ def _local_layers(chain: Chain, workspace: str, env: Mapping[str, str]) -> list[
 def _base_of(workspace: str, env: Mapping[str, str]) -> tuple[str, Chain]:
     """Why, and the chain of the profile that would be active without any workspace
     file (SPEC §3 levels 3-4)."""
-    user = _config_home(env) / "config.toml"
-    if user.is_file():
-        chain = resolve_chain(str(user))
+    user = os.path.join(_config_home(env), "config.toml")
+    if os.path.isfile(user):
+        chain = resolve_chain(user)
         # A user config that itself extends a workspace file is no trusted base.
         if not _local_layers(chain, workspace, env):
             return f"user config {user}", chain
@@ -130,12 +127,12 @@ def overlay(chain: Chain, workspace: str, env: Mapping[str, str] | None = None
     out = Overlay(base_why, Chain(), local, list(base_chain.problems))
     if out.problems:
         return out
-    have = {lyr.path.resolve() for lyr in base_chain.layers}
+    have = {_real(lyr.path) for lyr in base_chain.layers}
     # A layer the base already merged (``extends`` naming the base, or one of its
     # parents) is not applied again: re-applying it would reset the base's own
     # overrides.
     out.chain.layers = base_chain.layers + [lyr for lyr in chain.layers
-                                            if lyr.path.resolve() not in have]
+                                            if _real(lyr.path) not in have]
     base, _ = build(base_chain)
     result, origins = out.built = build(out.chain)
     local_files = {lyr.display for lyr in local}
@@ -197,10 +194,10 @@ def _load(name_or_path: str, workspace: str | None,
     return profile, ov
 
 
-def _config_home(env: Mapping[str, str]) -> Path:
+def _config_home(env: Mapping[str, str]) -> str:
     from ringfence.rfcore.paths import config_dir
 
-    return Path(config_dir(env))
+    return str(config_dir(env))
 
 
 def resolve_active(cli_value: str | None, *, env: Mapping[str, str],
@@ -215,10 +212,10 @@ def resolve_active(cli_value: str | None, *, env: Mapping[str, str],
         ref, why = cli_value, "--profile"
     elif env.get("RINGFENCE_PROFILE"):
         ref, why = env["RINGFENCE_PROFILE"], "RINGFENCE_PROFILE"
-    elif (project := Path(workspace) / ".ringfence.toml").is_file():
-        ref, why = str(project), f"project file {project}"
-    elif (user := _config_home(env) / "config.toml").is_file():
-        ref, why = str(user), f"user config {user}"
+    elif os.path.isfile(project := os.path.join(workspace, ".ringfence.toml")):
+        ref, why = project, f"project file {project}"
+    elif os.path.isfile(user := os.path.join(_config_home(env), "config.toml")):
+        ref, why = user, f"user config {user}"
     else:
         ref, why = DEFAULT_PROFILE, "default"
     profile, ov = _load(ref, workspace, env)
@@ -233,3 +230,11 @@ def profile_summary(profile: Profile) -> dict:
     from .show import profile_summary as summary
 
     return summary(profile)
+
+
+def __getattr__(name: str):
+    if name == "BUILTIN_DIR":   # a Path (chain.BUILTIN_DIR): pathlib only when asked for
+        from . import chain
+
+        return chain.BUILTIN_DIR
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -24,10 +24,12 @@ import json
 import os
 import time
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from ringfence.rfcore.records import field, record
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 try:
     # The C module the ``sqlite3`` package wraps: the package only adds the
@@ -61,13 +63,24 @@ def new_id(prefix: str) -> str:
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
-    from ringfence.rfcore.paths import state_dir as _state_dir
+    from pathlib import Path
 
     return Path(_state_dir(env))
 
 
 def default_path(env: Mapping[str, str] | None = None) -> Path:
     return state_dir(env) / "ledger.db"
+
+
+def _default_path(env: Mapping[str, str] | None) -> str:
+    # A str: the hook opens the ledger on every call and never imports pathlib.
+    return os.path.join(_state_dir(env), "ledger.db")
+
+
+def _state_dir(env: Mapping[str, str] | None) -> str:
+    from ringfence.rfcore.paths import state_dir
+
+    return str(state_dir(env))
 
 
 # --- migrations (ringfence/ledger_schema.py): each applied in ONE transaction -----
@@ -211,11 +224,12 @@ class Ledger:
             self.conn = db
             self.path = None
         else:
-            path = default_path(env) if db is None else db
+            path = _default_path(env) if db is None else db
             self.path = str(path)
             try:
                 if self.path != ":memory:":
-                    Path(self.path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                    os.makedirs(os.path.dirname(os.path.abspath(self.path)), mode=0o700,
+                                exist_ok=True)
                     # Commands and output tails can hold secrets: owner-only from
                     # birth (sqlite gives -wal/-shm the same mode).
                     os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
