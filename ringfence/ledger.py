@@ -39,8 +39,6 @@ try:
 except ImportError:  # pragma: no cover - an interpreter without the C module's name
     import sqlite3
 
-from ringfence.changeset import json_default as _json_default
-from ringfence.changeset import pack_changes, unpack_changes
 from ringfence.rfcore.errors import LedgerError
 
 STATES = ("completed", "failed", "waiting_for_approval", "denied", "aborted",
@@ -299,6 +297,8 @@ class Ledger:
                         (run_id,)).fetchone()[0]
         pid = event.get("pid", os.getpid()) if state in TRANSIENT_STATES else None
         values = {k: event.get(k) for k in _RESULT_FIELDS}
+        from ringfence.changeset import pack_changes   # run events only, never the hook
+
         values["changes"] = pack_changes(values["changes"])
         for k in _JSON_FIELDS:
             values[k] = _dump(values[k])
@@ -377,6 +377,8 @@ class Ledger:
             event = dict(e)
             for k in _JSON_FIELDS:
                 event[k] = _load(event[k])
+            from ringfence.changeset import unpack_changes
+
             event["changes"] = unpack_changes(event["changes"])
             rec.events.append(event)
         rec.approvals = [dict(a) for a in self.conn.execute(
@@ -401,7 +403,11 @@ def storable(text: str | None) -> str | None:
 
 
 def _dump(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, sort_keys=True, default=_json_default)
+    if value is None:
+        return None
+    from ringfence.changeset import json_default
+
+    return json.dumps(value, sort_keys=True, default=json_default)
 
 
 def _load(text: str | None) -> Any:
