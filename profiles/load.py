@@ -117,12 +117,11 @@ def overlay(chain: Chain, workspace: str, env: Mapping[str, str] | None = None
     Every loosening is an RF513 problem placed where it was written, or at the
     ``extends`` that brought it in.
     """
-    from .overlay import loosenings
-
     env = os.environ if env is None else env
     local = _local_layers(chain, workspace, env)
     if not local:
         return None
+    from .overlay import loosenings
     base_why, base_chain = _base_of(workspace, env)
     out = Overlay(base_why, Chain(), local, list(base_chain.problems))
     if out.problems:

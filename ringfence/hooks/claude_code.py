@@ -36,8 +36,6 @@ import os
 import sys
 from typing import Any, Mapping
 
-from .wrap import profile_ref, self_invocation, wrap_command   # noqa: F401 (API)
-
 PRE, POST, FAIL, PERM, DENIED = ("PreToolUse", "PostToolUse", "PostToolUseFailure",
                                  "PermissionRequest", "PermissionDenied")
 EVENTS = (PRE, POST, FAIL, PERM)
@@ -50,6 +48,15 @@ UNATTENDED_MODES = frozenset({"bypassPermissions", "dontAsk"})
 # synchronous=NORMAL); the next run, CLI or checkpoint folds them in.
 _LINGER: list = []
 _KEEP_OPEN = False
+
+
+def __getattr__(name: str):
+    # The --wrap helpers, re-exported: imported only when a call wraps.
+    if name in ("profile_ref", "self_invocation", "wrap_command"):
+        from . import wrap
+
+        return getattr(wrap, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def output(decision: str, reason: str, updated: dict | None = None) -> dict:
@@ -182,6 +189,8 @@ def _pre(payload, profile, wrap, env, led) -> dict:
             from .store import new_token
 
             consent = new_token()
+        from .wrap import self_invocation, wrap_command
+
         text = wrap_command(body, prof, session, workspace=workspace, consent=consent,
                             prefix=prefix, prog=self_invocation())
         updated = dict(payload["tool_input"], command=text)

@@ -160,12 +160,14 @@ def test_a_run_that_writes_nothing_stays_light(tmp_path, profile):
 # `sqlite3` package and `datetime` (the ledger opens `_sqlite3`), the lint and
 # backend rule tables (the registry loads one family per looked-up code), shlex
 # (only a --wrap rewrite quotes), tomllib (built-ins come from the cache), the
-# run-event change sets. pathlib is left to profiles/patterns.py, its last
+# run-event change sets, the --wrap helpers, the workspace-overlay rules (no
+# profile file in the workspace). pathlib is left to profiles/patterns.py, its last
 # importer there.
 HOOK_OFF_PATH = {"ringfence.profiles.schema", "ringfence.profiles._lines",
                  "ringfence.profiles.domains", "sqlite3", "datetime",
                  "ringfence.rfcore.rules.lint", "ringfence.rfcore.rules.backend", "shlex",
-                 "tomllib", "dataclasses", "inspect", "ringfence.changeset"}
+                 "tomllib", "dataclasses", "inspect", "ringfence.changeset",
+                 "ringfence.hooks.wrap", "ringfence.profiles.overlay"}
 
 
 @needs_engine
