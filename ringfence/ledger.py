@@ -40,6 +40,8 @@ except ImportError:  # pragma: no cover - an interpreter without the C module's 
     import sqlite3
 
 from ringfence.rfcore.errors import LedgerError
+from ringfence.rfcore.procs import alive as _alive
+from ringfence.rfcore.procs import proc_start as _proc_start
 
 STATES = ("completed", "failed", "waiting_for_approval", "denied", "aborted",
           "sandbox_error", "running")
@@ -70,12 +72,8 @@ def default_path(env: Mapping[str, str] | None = None) -> Path:
     return state_dir(env) / "ledger.db"
 
 
-def _default_path(env: Mapping[str, str] | None) -> str:
-    # A str: the hook opens the ledger on every call and never imports pathlib.
-    return os.path.join(_state_dir(env), "ledger.db")
-
-
 def _state_dir(env: Mapping[str, str] | None) -> str:
+    # A str: the hook opens the ledger on every call and never imports pathlib.
     from ringfence.rfcore.paths import state_dir
 
     return str(state_dir(env))
@@ -120,31 +118,6 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise
     else:
         conn.execute("COMMIT")
-
-
-# --- process liveness (for aborted-run detection) ---------------------------------
-
-def _proc_start(pid: int) -> str | None:
-    """Start time of `pid` in clock ticks since boot; guards against pid reuse."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            data = fh.read().decode("ascii", "replace")
-        return data[data.rindex(")") + 2:].split()[19]
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _alive(pid: int | None, start: str | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # exists, owned by someone else
-    now = _proc_start(pid)
-    return start is None or now is None or now == start
 
 
 def tail(data: bytes | str | None, limit: int = TAIL_BYTES) -> str | None:
@@ -222,7 +195,7 @@ class Ledger:
             self.conn = db
             self.path = None
         else:
-            path = _default_path(env) if db is None else db
+            path = os.path.join(_state_dir(env), "ledger.db") if db is None else db
             self.path = str(path)
             try:
                 if self.path != ":memory:":

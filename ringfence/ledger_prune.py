@@ -135,3 +135,17 @@ def prune(ledger, *, before: float | None = None, keep: int | None = None,
     return {"runs": len(gone), "events": events, "kept_for_pending_or_children": held,
             "dry_run": dry_run, "hook_events": len(hook_seqs), "hook_asks": len(hook_asks),
             "hook_kept_for_open_asks": hook_held}
+
+
+def describe(result: dict) -> str:
+    """The one line `ledger prune` prints for people."""
+    verb = "would delete" if result["dry_run"] else "deleted"
+    held, hook_held = result["kept_for_pending_or_children"], result["hook_kept_for_open_asks"]
+    text = f"{verb} {result['runs']} run(s) and {result['events']} event(s)"
+    if result["hook_events"] or result["hook_asks"]:
+        text += f", {result['hook_events']} hook event(s) and {result['hook_asks']} hook ask(s)"
+    if held:
+        text += f"; kept {held} older run(s) that a pending approval or a kept run needs"
+    if hook_held:
+        text += f"; kept {hook_held} hook event(s) of asks still open"
+    return text

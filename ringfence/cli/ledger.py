@@ -354,17 +354,9 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print(json.dumps(result))
             return
-        verb = "would delete" if dry_run else "deleted"
-        held = result["kept_for_pending_or_children"]
-        hook_held = result["hook_kept_for_open_asks"]
-        hook = result["hook_events"] or result["hook_asks"]
-        console.print(f"{verb} {result['runs']} run(s) and {result['events']} event(s)"
-                      + (f", {result['hook_events']} hook event(s) and {result['hook_asks']} "
-                         "hook ask(s)" if hook else "")
-                      + (f"; kept {held} older run(s) that a pending approval or a kept run "
-                         "needs" if held else "")
-                      + (f"; kept {hook_held} hook event(s) of asks still open"
-                         if hook_held else ""), highlight=False)
+        from ringfence.ledger_prune import describe
+
+        console.print(describe(result), highlight=False)
 
     @ledger_app.command("show")
     def ledger_show(run_id: str = typer.Argument(..., metavar="ID"),
