@@ -24,10 +24,11 @@ import json
 import os
 import time
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 from ringfence.rfcore.records import field, record
 
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (hot path)
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -166,7 +167,7 @@ class RunRecord:
             return "aborted"
         return last["state"]
 
-    def result(self, name: str) -> Any:
+    def result(self, name: str) -> object:
         """The latest non-null value of a result field across the events."""
         for event in reversed(self.events):
             if event.get(name) is not None:
@@ -238,7 +239,7 @@ class Ledger:
                   workspace: str | None = None, cwd: str | None = None,
                   verdict: dict | None = None, decision: dict | None = None,
                   session: str | None = None, parent_id: str | None = None,
-                  **event: Any) -> str:
+                  **event: object) -> str:
         """Insert the run row and its first event in one transaction; return the id."""
         run_id = new_id("run_")
         with transaction(self.conn) as c:
@@ -250,17 +251,17 @@ class Ledger:
             self._append(c, run_id, state, event)
         return run_id
 
-    def append_event(self, run_id: str, state: str, **event: Any) -> int:
+    def append_event(self, run_id: str, state: str, **event: object) -> int:
         with transaction(self.conn) as c:
             return self._append(c, run_id, state, event)
 
     def append_event_tx(self, conn: sqlite3.Connection, run_id: str, state: str,
-                        **event: Any) -> int:
+                        **event: object) -> int:
         """Append an event inside a transaction the caller already holds."""
         return self._append(conn, run_id, state, event)
 
     def _append(self, c: sqlite3.Connection, run_id: str, state: str,
-                event: dict[str, Any]) -> int:
+                event: dict[str, object]) -> int:
         if state not in STATES:
             raise LedgerError(f"unknown run state {state!r}")
         unknown = set(event) - set(_RESULT_FIELDS) - {"approval_id", "note", "pid"}
@@ -375,7 +376,7 @@ def storable(text: str | None) -> str | None:
         return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _dump(value: Any) -> str | None:
+def _dump(value: object) -> str | None:
     if value is None:
         return None
     from ringfence.changeset import json_default
@@ -383,7 +384,7 @@ def _dump(value: Any) -> str | None:
     return json.dumps(value, sort_keys=True, default=json_default)
 
 
-def _load(text: str | None) -> Any:
+def _load(text: str | None) -> object:
     return None if text is None else json.loads(text)
 
 

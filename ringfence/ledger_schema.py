@@ -9,8 +9,7 @@ same holds for ``hook_events`` and the DELETE of ``hook_asks`` (migration 7).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (hot path)
 if TYPE_CHECKING:   # annotations only: the ledger opens connections (``_sqlite3``)
     import sqlite3
 

@@ -12,11 +12,10 @@ A code is retired (``status="retired"``), never reused or deleted.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
 
 from ringfence.rfcore.records import record
 
-Status = Literal["active", "retired"]
+Status = str   # "active" | "retired" (a str alias: no typing import on the hook path)
 
 FAMILIES = {
     "RF0": "parse / fail-closed",

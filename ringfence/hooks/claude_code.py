@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, Mapping
+from collections.abc import Mapping
 
 PRE, POST, FAIL, PERM, DENIED = ("PreToolUse", "PostToolUse", "PostToolUseFailure",
                                  "PermissionRequest", "PermissionDenied")
@@ -60,14 +60,14 @@ def __getattr__(name: str):
 
 
 def output(decision: str, reason: str, updated: dict | None = None) -> dict:
-    out: dict[str, Any] = {"hookEventName": PRE, "permissionDecision": decision,
-                           "permissionDecisionReason": reason}
+    out: dict[str, object] = {"hookEventName": PRE, "permissionDecision": decision,
+                              "permissionDecisionReason": reason}
     if updated is not None:
         out["updatedInput"] = updated
     return {"hookSpecificOutput": out}
 
 
-def session_for(payload: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
+def session_for(payload: Mapping[str, object], env: Mapping[str, str]) -> str | None:
     """RINGFENCE_SESSION if set, else one ringfence session per Claude Code session."""
     if env.get("RINGFENCE_SESSION", "").strip():
         return env["RINGFENCE_SESSION"]
@@ -77,7 +77,7 @@ def session_for(payload: Mapping[str, Any], env: Mapping[str, str]) -> str | Non
     return None
 
 
-def _str(payload: Mapping[str, Any], key: str) -> str | None:
+def _str(payload: Mapping[str, object], key: str) -> str | None:
     v = payload.get(key)
     return v if isinstance(v, str) and v else None
 
@@ -118,7 +118,7 @@ class _Ledger:
                 self.led.close()
 
 
-def respond(payload: Any, *, profile: str | None = None, wrap: bool = False,
+def respond(payload: object, *, profile: str | None = None, wrap: bool = False,
             env: Mapping[str, str] | None = None) -> dict | None:
     """The hook's answer for one payload, or None for "no decision"."""
     env = os.environ if env is None else env
