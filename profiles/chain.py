@@ -16,17 +16,19 @@ from __future__ import annotations
 import os
 import re
 import stat
-from pathlib import Path
 
 from ringfence.rfcore.hashing import sha256
 from ringfence.rfcore.records import field, record
 
-from . import _lines, _toml_cache, schema
+from . import _toml_cache
 from .model import (CommandRule, Env, Filesystem, Limits, Located, Network, Profile,
                     Tooling)
-from .schema import Problem
+from .problem import Problem
 
-BUILTIN_DIR = Path(__file__).resolve().parent
+# The built-ins' directory, as a str: the hot paths never import pathlib (its
+# import, with urllib.parse and ipaddress, was milliseconds of every hook call).
+# ``BUILTIN_DIR`` (a Path) is still there for callers that want one.
+BUILTIN = os.path.dirname(os.path.realpath(__file__))
 MAX_PROFILE_BYTES = 1 << 20
 PUBLIC_BUILTINS = ("observe", "build", "strict", "host-assisted", "host")
 DEFAULT_PROFILE = "build"
@@ -40,11 +42,12 @@ class Layer:
     """One file of a resolved chain."""
 
     display: str                 # "builtin/build.toml" or the path as given/resolved
-    path: Path
+    path: str                    # the file (absolute once resolved against its base)
     text: str
     data: dict
     lines: dict[str, int]
     builtin: bool
+    valid: bool = False          # known to pass schema.validate (a cached built-in)
 
     def where(self, key: str | None) -> Located:
         return Located(self.display, self.line(key), key)
@@ -67,16 +70,17 @@ def list_builtins() -> list[tuple[str, str]]:
     """(name, description) of every public built-in profile, in the documented order."""
     out = []
     for name in PUBLIC_BUILTINS:
-        data, _ = _parse_toml((BUILTIN_DIR / f"{name}.toml").read_text(encoding="utf-8"))
+        with open(os.path.join(BUILTIN, f"{name}.toml"), encoding="utf-8") as f:
+            data, _ = _parse_toml(f.read())
         data = data or {}
         out.append((name, data.get("description", "")))
     return out
 
 
-def _builtin_path(name: str) -> Path | None:
+def _builtin_path(name: str) -> str | None:
     if re.fullmatch(r"_?[a-z][a-z0-9-]*", name):
-        p = BUILTIN_DIR / f"{name}.toml"
-        if p.is_file():
+        p = os.path.join(BUILTIN, f"{name}.toml")
+        if os.path.isfile(p):
             return p
     return None
 
@@ -85,7 +89,7 @@ def _is_path_ref(ref: str) -> bool:
     return "/" in ref or ref.endswith(".toml") or ref.startswith(".")
 
 
-def _read(path: Path, display: str, builtin: bool,
+def _read(path: str, display: str, builtin: bool,
           at: Located) -> tuple[Layer | None, Problem | None, Located]:
     try:
         # Only regular files: a FIFO or a device (/dev/zero) would block or never
@@ -96,7 +100,8 @@ def _read(path: Path, display: str, builtin: bool,
         if st.st_size > MAX_PROFILE_BYTES:
             return None, Problem(CODE_TOML, f"profile {display} is larger than "
                                  f"{MAX_PROFILE_BYTES // 1024} KiB"), at
-        raw = path.read_bytes()
+        with open(path, "rb") as f:
+            raw = f.read()
         text = raw.decode("utf-8")
     except FileNotFoundError:
         return None, Problem(CODE_EXTENDS_MISSING, f"profile file {display} does not exist"), at
@@ -105,12 +110,16 @@ def _read(path: Path, display: str, builtin: bool,
             Located(display, None, None)
     except OSError as exc:
         return None, Problem(CODE_TOML, f"cannot read profile: {exc.strerror}"), at
-    data = _toml_cache.cached(path.name, text) if builtin and path.parent == BUILTIN_DIR \
-        else None
-    if data is None:
-        data, error = _parse_toml(text)
-        if error is not None:
-            return None, *_toml_problem(error, display)
+    entry = _toml_cache.cached_entry(os.path.basename(path), text) \
+        if builtin and os.path.dirname(path) == BUILTIN else None
+    if entry is not None:   # a shipped built-in: parsed, scanned and validated in advance
+        data, lines, valid = entry
+        return Layer(display, path, text, data, lines, builtin, valid), None, at
+    data, error = _parse_toml(text)
+    if error is not None:
+        return None, *_toml_problem(error, display)
+    from . import _lines
+
     return Layer(display, path, text, data, _lines.scan(text), builtin), None, at
 
 
@@ -133,19 +142,29 @@ def _toml_problem(exc: ValueError, display: str) -> tuple[Problem, Located]:
     return Problem(CODE_TOML, f"invalid TOML: {msg}{col}"), Located(display, line, None)
 
 
-def _resolve_ref(ref: str, base: Path | None, *,
-                 builtin_parent: bool) -> tuple[Path | None, str, bool]:
+def _resolve_ref(ref: str, base: str | None, *,
+                 builtin_parent: bool) -> tuple[str | None, str, bool]:
     """(path or None, display name, is_builtin) for a profile reference."""
     if not _is_path_ref(ref):
         p = _builtin_path(ref)
         return p, (f"builtin/{ref}.toml" if p else ref), p is not None
-    path = Path(os.path.expanduser(ref))
-    if not path.is_absolute() and base is not None:
-        path = base / path
-    return path, str(path) if base is not None or path.is_absolute() else ref, builtin_parent
+    path = _clean(os.path.expanduser(ref))
+    absolute = os.path.isabs(path)
+    if not absolute and base is not None:
+        path = _clean(os.path.join(base, path))
+    return path, path if base is not None or absolute else ref, builtin_parent
+
+
+def _clean(path: str) -> str:
+    """str(Path(path)): no empty or "." components, ".." kept."""
+    parts = [p for p in path.split("/") if p and p != "."]
+    lead = "/" if path.startswith("/") else ""
+    return lead + "/".join(parts) if parts else (lead or ".")
 
 
 def _unknown_profile(ref: str) -> Problem:
+    from . import schema
+
     names = list(PUBLIC_BUILTINS)
     best = schema.suggest(ref, names)
     hint = f'did you mean "{best}"?' if best else "built-ins: " + ", ".join(names)
@@ -154,25 +173,41 @@ def _unknown_profile(ref: str) -> Problem:
                    hint=hint)
 
 
-def resolve_chain(ref: str, *, base: Path | None = None) -> Chain:
+def _real(path: str) -> str:
+    """The path with every symbolic link resolved (like Path.resolve); RuntimeError
+    for a link loop, as Path.resolve raises."""
+    try:
+        return os.path.realpath(path, strict=True)
+    except FileNotFoundError:
+        return os.path.realpath(path)
+    except OSError as exc:
+        import errno
+
+        if exc.errno == errno.ELOOP:
+            raise RuntimeError(f"symlink loop at {path!r}") from exc
+        return os.path.realpath(path)
+
+
+def resolve_chain(ref: str, *, base: str | os.PathLike | None = None) -> Chain:
     """Read ``ref`` and everything it extends; collect (never raise) problems."""
     chain = Chain()
-    seen: set[Path] = set()
+    seen: set[str] = set()
 
-    def visit(ref: str, base: Path | None, stack: list[Path], at: Located,
+    def visit(ref: str, base: str | None, stack: list[str], at: Located,
               builtin_parent: bool) -> None:
         path, display, builtin = _resolve_ref(ref, base, builtin_parent=builtin_parent)
         if path is None:
             chain.problems.append((_unknown_profile(ref), at))
             return
         try:
-            real = path.resolve()
+            real = _real(path)
         except (RuntimeError, OSError):      # a symlink loop
             chain.problems.append((Problem(CODE_TOML, f"cannot read profile {display}: "
                                            "symbolic link loop"), at))
             return
         if real in stack:
-            cycle = " -> ".join([p.name for p in stack[stack.index(real):]] + [real.name])
+            cycle = " -> ".join([os.path.basename(p) for p in stack[stack.index(real):]]
+                                + [os.path.basename(real)])
             chain.problems.append((Problem(CODE_EXTENDS_CYCLE, f"extends cycle: {cycle}",
                                            at.key), at))
             return
@@ -184,8 +219,11 @@ def resolve_chain(ref: str, *, base: Path | None = None) -> Chain:
                 problem = _unknown_profile(ref) if not _is_path_ref(ref) else problem
             chain.problems.append((problem, where))
             return
-        for p in schema.validate(layer.data):
-            chain.problems.append((p, layer.where(p.key)))
+        if not layer.valid:
+            from . import schema
+
+            for p in schema.validate(layer.data):
+                chain.problems.append((p, layer.where(p.key)))
         parents = layer.data.get("extends", [])
         if isinstance(parents, str):
             parents = [parents]
@@ -194,11 +232,12 @@ def resolve_chain(ref: str, *, base: Path | None = None) -> Chain:
                 if not isinstance(parent, str) or not parent:
                     continue
                 key = "extends" if isinstance(layer.data["extends"], str) else f"extends[{i}]"
-                visit(parent, real.parent, stack + [real], layer.where(key), builtin)
+                visit(parent, os.path.dirname(real), stack + [real], layer.where(key),
+                      builtin)
         seen.add(real)
         chain.layers.append(layer)
 
-    visit(ref, base, [], Located(None, None, None), False)
+    visit(ref, None if base is None else os.fspath(base), [], Located(None, None, None), False)
     return chain
 
 
@@ -245,11 +284,11 @@ def build(chain: Chain) -> tuple[Profile, dict]:
     rules = tuple(CommandRule(action, pat, origins.get((f"commands.{action}", pat), Located()))
                   for action in ACTIONS for pat in cmds.get(action, []))
     if leaf.builtin:
-        name = leaf.path.stem
+        name = _stem(leaf.path)
         source = f"builtin:{name}"
     else:
-        name = leaf.data.get("name") or leaf.path.stem.lstrip(".") or "profile"
-        source = str(leaf.path)
+        name = leaf.data.get("name") or _stem(leaf.path).lstrip(".") or "profile"
+        source = leaf.path
     profile = Profile(
         name=name,
         description=leaf.data.get("description", ""),
@@ -277,4 +316,19 @@ def build(chain: Chain) -> tuple[Profile, dict]:
 
 
 def _layer_name(layer: Layer) -> str:
-    return layer.path.stem if layer.builtin else str(layer.path)
+    return _stem(layer.path) if layer.builtin else layer.path
+
+
+def _stem(path: str) -> str:
+    """Path(path).stem: the last component without its final suffix."""
+    name = os.path.basename(path)
+    i = name.rfind(".")
+    return name[:i] if 0 < i < len(name) - 1 else name
+
+
+def __getattr__(name: str):
+    if name == "BUILTIN_DIR":   # a Path, for callers that want one (not the hot paths)
+        from pathlib import Path
+
+        return Path(BUILTIN)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,6 +8,7 @@ Lint may import lark: it is not on the per-command hot path.
 
 from __future__ import annotations
 
+import os
 import fnmatch
 import posixpath
 import re
@@ -72,8 +73,9 @@ def lint(path_or_name: str, *, workspace: str | None = None) -> list[Diagnostic]
         if chain is None:
             return _dedupe(out)
     leaf = chain.layers[-1]
-    if workspace is None and not leaf.builtin and leaf.path.name == ".ringfence.toml":
-        workspace = str(leaf.path.resolve().parent)
+    if workspace is None and not leaf.builtin and \
+            os.path.basename(leaf.path) == ".ringfence.toml":
+        workspace = os.path.dirname(os.path.realpath(leaf.path))
     if workspace is not None:
         out.extend(_from_problems(load.workspace_problems(chain, workspace)))
     profile, origins = load.build(chain)

@@ -13,30 +13,30 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
-from typing import Mapping
+from collections.abc import Mapping
 
 from ringfence.rfcore.errors import ProfileError
 from ringfence.rfcore.records import field, record
 
-from .chain import (ACTIONS, BUILTIN_DIR, CODE_EXTENDS_CYCLE, CODE_EXTENDS_MISSING,  # noqa: F401
+from .chain import (ACTIONS, BUILTIN, CODE_EXTENDS_CYCLE, CODE_EXTENDS_MISSING,  # noqa: F401
                     CODE_TOML, DEFAULT_PROFILE, MAX_PROFILE_BYTES, PUBLIC_BUILTINS, Chain,
                     Layer, build, list_builtins, resolve_chain)
+from .chain import _real
 from .model import Located, Profile
-from .schema import Problem
+from .problem import Problem
 
 # Credential-looking environment variable names: passed into a sandbox only
 # with an explicit opt-in (env.allow_credentials). SSH_AUTH_SOCK is a key too:
 # the agent socket signs with the user's keys.
-_CRED_RE = re.compile(
-    r"TOKEN|SECRET|PASSW(?:OR)?D|PASSPHRASE|CREDENTIAL|API_?KEY|PRIVATE|ACCESS_?KEY"
-    r"|(?:^|_)KEY(?:$|_)|(?:^|_)AUTH|COOKIE|SESSION|(?:^|_)PAT$|SSH_AUTH_SOCK|KUBECONFIG"
-    r"|DATABASE_URL|_DSN$", re.IGNORECASE)
+_CRED = (r"TOKEN|SECRET|PASSW(?:OR)?D|PASSPHRASE|CREDENTIAL|API_?KEY|PRIVATE|ACCESS_?KEY"
+         r"|(?:^|_)KEY(?:$|_)|(?:^|_)AUTH|COOKIE|SESSION|(?:^|_)PAT$|SSH_AUTH_SOCK|KUBECONFIG"
+         r"|DATABASE_URL|_DSN$")
 
 
 def looks_like_credential(name: str) -> bool:
     """True when an environment variable name looks like it carries a secret."""
-    return bool(_CRED_RE.search(name))
+    # re's own cache keeps the compiled pattern: no compile at import (hot paths).
+    return bool(re.search(_CRED, name, re.IGNORECASE))
 
 
 def domain_problems(profile: Profile, origins: dict) -> list[tuple[Problem, Located]]:
@@ -65,12 +65,9 @@ def _raise(problem: Problem, where: Located) -> None:
                        key=problem.key or where.key, hint=problem.hint)
 
 
-def _inside(path: Path, root: str) -> bool:
-    try:
-        path.resolve().relative_to(Path(root).resolve())
-        return True
-    except ValueError:
-        return False
+def _inside(path: str, root: str) -> bool:
+    real, top = _real(path), _real(root)
+    return real == top or real.startswith(top.rstrip("/") + "/")
 
 
 CODE_WORKSPACE = "RF513"
@@ -100,9 +97,9 @@ def _local_layers(chain: Chain, workspace: str, env: Mapping[str, str]) -> list[
 def _base_of(workspace: str, env: Mapping[str, str]) -> tuple[str, Chain]:
     """Why, and the chain of the profile that would be active without any workspace
     file (SPEC §3 levels 3-4)."""
-    user = _config_home(env) / "config.toml"
-    if user.is_file():
-        chain = resolve_chain(str(user))
+    user = os.path.join(_config_home(env), "config.toml")
+    if os.path.isfile(user):
+        chain = resolve_chain(user)
         # A user config that itself extends a workspace file is no trusted base.
         if not _local_layers(chain, workspace, env):
             return f"user config {user}", chain
@@ -120,22 +117,21 @@ def overlay(chain: Chain, workspace: str, env: Mapping[str, str] | None = None
     Every loosening is an RF513 problem placed where it was written, or at the
     ``extends`` that brought it in.
     """
-    from .overlay import loosenings
-
     env = os.environ if env is None else env
     local = _local_layers(chain, workspace, env)
     if not local:
         return None
+    from .overlay import loosenings
     base_why, base_chain = _base_of(workspace, env)
     out = Overlay(base_why, Chain(), local, list(base_chain.problems))
     if out.problems:
         return out
-    have = {lyr.path.resolve() for lyr in base_chain.layers}
+    have = {_real(lyr.path) for lyr in base_chain.layers}
     # A layer the base already merged (``extends`` naming the base, or one of its
     # parents) is not applied again: re-applying it would reset the base's own
     # overrides.
     out.chain.layers = base_chain.layers + [lyr for lyr in chain.layers
-                                            if lyr.path.resolve() not in have]
+                                            if _real(lyr.path) not in have]
     base, _ = build(base_chain)
     result, origins = out.built = build(out.chain)
     local_files = {lyr.display for lyr in local}
@@ -186,18 +182,21 @@ def _load(name_or_path: str, workspace: str | None,
                            problem.hint), where)
         chain = ov.chain
     profile, origins = ov.built if ov is not None else build(chain)
-    for problem, where in domain_problems(profile, origins):
-        _raise(problem, where)
+    # Shipped built-ins were checked when their cache was written (_toml_cache):
+    # a chain of only those has valid domain patterns, so skip parsing them again.
+    if not all(layer.valid for layer in chain.layers):
+        for problem, where in domain_problems(profile, origins):
+            _raise(problem, where)
     from .pattern_cache import compiled_rules
 
     compiled_rules(profile)   # pattern syntax errors surface at load time, with file:line
     return profile, ov
 
 
-def _config_home(env: Mapping[str, str]) -> Path:
+def _config_home(env: Mapping[str, str]) -> str:
     from ringfence.rfcore.paths import config_dir
 
-    return Path(config_dir(env))
+    return str(config_dir(env))
 
 
 def resolve_active(cli_value: str | None, *, env: Mapping[str, str],
@@ -212,10 +211,10 @@ def resolve_active(cli_value: str | None, *, env: Mapping[str, str],
         ref, why = cli_value, "--profile"
     elif env.get("RINGFENCE_PROFILE"):
         ref, why = env["RINGFENCE_PROFILE"], "RINGFENCE_PROFILE"
-    elif (project := Path(workspace) / ".ringfence.toml").is_file():
-        ref, why = str(project), f"project file {project}"
-    elif (user := _config_home(env) / "config.toml").is_file():
-        ref, why = str(user), f"user config {user}"
+    elif os.path.isfile(project := os.path.join(workspace, ".ringfence.toml")):
+        ref, why = project, f"project file {project}"
+    elif os.path.isfile(user := os.path.join(_config_home(env), "config.toml")):
+        ref, why = user, f"user config {user}"
     else:
         ref, why = DEFAULT_PROFILE, "default"
     profile, ov = _load(ref, workspace, env)
@@ -230,3 +229,11 @@ def profile_summary(profile: Profile) -> dict:
     from .show import profile_summary as summary
 
     return summary(profile)
+
+
+def __getattr__(name: str):
+    if name == "BUILTIN_DIR":   # a Path (chain.BUILTIN_DIR): pathlib only when asked for
+        from . import chain
+
+        return chain.BUILTIN_DIR
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,20 +9,12 @@ The schema is data: one row per key with its type and its documentation, which
 from __future__ import annotations
 
 import re
-from ringfence.rfcore.records import record
 from typing import Any, Callable
+
+from .problem import Problem  # noqa: F401 (re-exported: the schema's problems)
 
 CODE_UNKNOWN_KEY = "RF501"
 CODE_BAD_VALUE = "RF502"
-
-
-@record
-class Problem:
-    code: str
-    message: str
-    key: str | None = None
-    hint: str | None = None
-    column: int | None = None   # 1-based, into the offending value (patterns)
 
 
 Check = Callable[[Any], "str | None"]   # returns an error message, or None if fine

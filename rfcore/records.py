@@ -7,8 +7,9 @@ class costs several ``exec`` calls at import time; across the ~40 records on
 the run path that was a third of its start-up. ``@record`` generates ONE
 ``__init__`` per class (one ``exec``) and shares generic ``__eq__``,
 ``__hash__``, ``__repr__`` and frozen ``__setattr__`` between all records.
-The ``__init__`` is compiled on the first instantiation, so a record a process
-never builds costs no exec at all.
+The ``__init__`` is compiled only once a class has been instantiated
+``COMPILE_AFTER`` times (a generic one binds the arguments until then), so a
+record a process builds a few times, or never, costs no exec at all.
 
 Semantics kept from ``@dataclass(frozen=True)`` (the default here):
 positional/keyword ``__init__`` in annotation order (base-record fields
@@ -137,19 +138,72 @@ def _check_order(cls, flds: list[Field]) -> None:
                             "follows a field with a default")
 
 
+# Instantiations served by the generic __init__ before the class gets a compiled
+# one. Compiling costs one exec (~100-200 us); the generic one a few us more per
+# call than the compiled one, so the exec pays off after a few dozen calls.
+COMPILE_AFTER = 48
+
+
 def _lazy_init(cls, flds: list[Field], frozen: bool):
-    """An ``__init__`` that compiles the real one on first use and replaces itself.
+    """An ``__init__`` that binds arguments generically for the first
+    ``COMPILE_AFTER`` instantiations, then compiles the real one and replaces itself.
 
     Many records are never instantiated in a given process (a hook never builds
-    a SandboxSpec): they never pay for the exec.
+    a SandboxSpec), and most that are are built a few times (a hook builds one
+    Profile): neither pays for an exec. Hot records get the compiled one.
     """
+    generic = _generic_init(cls, flds, frozen)
+    calls = 0
+
     def __init__(self, *args, **kwargs):
+        nonlocal calls
+        calls += 1
+        if calls < COMPILE_AFTER:
+            return generic(self, *args, **kwargs)
         real = _make_init(cls, flds, frozen)
         cls.__init__ = real
         real(self, *args, **kwargs)
 
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"
     return __init__
+
+
+def _generic_init(cls, flds: list[Field], frozen: bool):
+    """The compiled ``__init__``'s semantics without an exec (same TypeErrors for
+    missing, extra, duplicate and unknown arguments)."""
+    names = tuple(f.name for f in flds)
+    by_name = {f.name: f for f in flds}
+    post = hasattr(cls, "__post_init__")
+    put = object.__setattr__ if frozen else setattr
+    where = f"{cls.__qualname__}.__init__()"
+
+    def init(self, *args, **kwargs):
+        if len(args) > len(names):
+            raise TypeError(f"{where} takes {len(names) + 1} positional arguments but "
+                            f"{len(args) + 1} were given")
+        values = dict(zip(names, args))
+        for key, value in kwargs.items():
+            if key not in by_name:
+                raise TypeError(f"{where} got an unexpected keyword argument {key!r}")
+            if key in values:
+                raise TypeError(f"{where} got multiple values for argument {key!r}")
+            values[key] = value
+        for name in names:
+            if name in values:
+                value = values[name]
+            else:
+                f = by_name[name]
+                if f.default_factory is not _MISSING:
+                    value = f.default_factory()
+                elif f.default is not _MISSING:
+                    value = f.default
+                else:
+                    raise TypeError(f"{where} missing required argument: {name!r}")
+            put(self, name, value)
+        if post:
+            self.__post_init__()
+
+    return init
 
 
 def _make_init(cls, flds: list[Field], frozen: bool):

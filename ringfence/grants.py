@@ -22,7 +22,7 @@ import os
 import re
 import time
 from ringfence.rfcore.records import record
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from ringfence.rfcore.errors import UsageError
 

@@ -22,16 +22,27 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import time
 from contextlib import contextmanager
-from ringfence.rfcore.records import field, record
-from pathlib import Path
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
-from ringfence.changeset import json_default as _json_default
-from ringfence.changeset import pack_changes, unpack_changes
+from ringfence.rfcore.records import field, record
+
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (hot path)
+if TYPE_CHECKING:
+    from pathlib import Path
+
+try:
+    # The C module the ``sqlite3`` package wraps: the package only adds the
+    # (deprecated) datetime adapters, and ``import datetime`` with it was ~2 ms
+    # of every hook call. Same classes, same exceptions (sqlite3 re-exports them).
+    import _sqlite3 as sqlite3
+except ImportError:  # pragma: no cover - an interpreter without the C module's name
+    import sqlite3
+
 from ringfence.rfcore.errors import LedgerError
+from ringfence.rfcore.procs import alive as _alive
+from ringfence.rfcore.procs import proc_start as _proc_start
 
 STATES = ("completed", "failed", "waiting_for_approval", "denied", "aborted",
           "sandbox_error", "running")
@@ -53,13 +64,20 @@ def new_id(prefix: str) -> str:
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
-    from ringfence.rfcore.paths import state_dir as _state_dir
+    from pathlib import Path
 
     return Path(_state_dir(env))
 
 
 def default_path(env: Mapping[str, str] | None = None) -> Path:
     return state_dir(env) / "ledger.db"
+
+
+def _state_dir(env: Mapping[str, str] | None) -> str:
+    # A str: the hook opens the ledger on every call and never imports pathlib.
+    from ringfence.rfcore.paths import state_dir
+
+    return str(state_dir(env))
 
 
 # --- migrations (ringfence/ledger_schema.py): each applied in ONE transaction -----
@@ -101,31 +119,6 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise
     else:
         conn.execute("COMMIT")
-
-
-# --- process liveness (for aborted-run detection) ---------------------------------
-
-def _proc_start(pid: int) -> str | None:
-    """Start time of `pid` in clock ticks since boot; guards against pid reuse."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            data = fh.read().decode("ascii", "replace")
-        return data[data.rindex(")") + 2:].split()[19]
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _alive(pid: int | None, start: str | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # exists, owned by someone else
-    now = _proc_start(pid)
-    return start is None or now is None or now == start
 
 
 def tail(data: bytes | str | None, limit: int = TAIL_BYTES) -> str | None:
@@ -174,7 +167,7 @@ class RunRecord:
             return "aborted"
         return last["state"]
 
-    def result(self, name: str) -> Any:
+    def result(self, name: str) -> object:
         """The latest non-null value of a result field across the events."""
         for event in reversed(self.events):
             if event.get(name) is not None:
@@ -203,11 +196,12 @@ class Ledger:
             self.conn = db
             self.path = None
         else:
-            path = default_path(env) if db is None else db
+            path = os.path.join(_state_dir(env), "ledger.db") if db is None else db
             self.path = str(path)
             try:
                 if self.path != ":memory:":
-                    Path(self.path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                    os.makedirs(os.path.dirname(os.path.abspath(self.path)), mode=0o700,
+                                exist_ok=True)
                     # Commands and output tails can hold secrets: owner-only from
                     # birth (sqlite gives -wal/-shm the same mode).
                     os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
@@ -245,7 +239,7 @@ class Ledger:
                   workspace: str | None = None, cwd: str | None = None,
                   verdict: dict | None = None, decision: dict | None = None,
                   session: str | None = None, parent_id: str | None = None,
-                  **event: Any) -> str:
+                  **event: object) -> str:
         """Insert the run row and its first event in one transaction; return the id."""
         run_id = new_id("run_")
         with transaction(self.conn) as c:
@@ -257,17 +251,17 @@ class Ledger:
             self._append(c, run_id, state, event)
         return run_id
 
-    def append_event(self, run_id: str, state: str, **event: Any) -> int:
+    def append_event(self, run_id: str, state: str, **event: object) -> int:
         with transaction(self.conn) as c:
             return self._append(c, run_id, state, event)
 
     def append_event_tx(self, conn: sqlite3.Connection, run_id: str, state: str,
-                        **event: Any) -> int:
+                        **event: object) -> int:
         """Append an event inside a transaction the caller already holds."""
         return self._append(conn, run_id, state, event)
 
     def _append(self, c: sqlite3.Connection, run_id: str, state: str,
-                event: dict[str, Any]) -> int:
+                event: dict[str, object]) -> int:
         if state not in STATES:
             raise LedgerError(f"unknown run state {state!r}")
         unknown = set(event) - set(_RESULT_FIELDS) - {"approval_id", "note", "pid"}
@@ -277,6 +271,8 @@ class Ledger:
                         (run_id,)).fetchone()[0]
         pid = event.get("pid", os.getpid()) if state in TRANSIENT_STATES else None
         values = {k: event.get(k) for k in _RESULT_FIELDS}
+        from ringfence.changeset import pack_changes   # run events only, never the hook
+
         values["changes"] = pack_changes(values["changes"])
         for k in _JSON_FIELDS:
             values[k] = _dump(values[k])
@@ -355,6 +351,8 @@ class Ledger:
             event = dict(e)
             for k in _JSON_FIELDS:
                 event[k] = _load(event[k])
+            from ringfence.changeset import unpack_changes
+
             event["changes"] = unpack_changes(event["changes"])
             rec.events.append(event)
         rec.approvals = [dict(a) for a in self.conn.execute(
@@ -378,11 +376,15 @@ def storable(text: str | None) -> str | None:
         return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _dump(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, sort_keys=True, default=_json_default)
+def _dump(value: object) -> str | None:
+    if value is None:
+        return None
+    from ringfence.changeset import json_default
+
+    return json.dumps(value, sort_keys=True, default=json_default)
 
 
-def _load(text: str | None) -> Any:
+def _load(text: str | None) -> object:
     return None if text is None else json.loads(text)
 
 

@@ -12,6 +12,19 @@ Design (issue 14 §10):
 - Decided approvals of pruned runs go with them; standing grants stay (revoke
   them with ``ringfence grants revoke``).
 - One transaction: all or nothing.
+
+The Claude Code hook's rows (issue 13) go by the same options: a ``hook_events``
+row goes when it is older than ``before`` and outside the ``keep`` newest hook
+events (``keep`` counts runs and hook events separately: ``--keep 1000`` keeps
+1000 of each). A ``hook_asks`` row goes when none of its events stays, it is
+older than ``before``, and it is not *open*. Open means unanswered (``asked``)
+and younger than the consent window (``hooks.store.CONSENT_TTL``): its Post may
+still come and become a grant, its ``--wrap`` consent may still be spent, so it
+stays with every event of its call. An unanswered ask past the window can still
+be pruned; a Post arriving after that finds no ask and grants nothing (the safe
+direction). No pending approval points at hook rows (approvals point at runs).
+The hook tables' DELETE triggers take the same permit (migration 7), and a
+trigger refuses to delete an open ask even under it.
 """
 
 from __future__ import annotations
@@ -45,18 +58,60 @@ def candidates(conn: sqlite3.Connection, *, before: float | None,
     return gone, len(old) - len(gone)
 
 
+def hook_candidates(conn: sqlite3.Connection, *, before: float | None, keep: int | None,
+                    now: float) -> tuple[list[int], list[tuple[str, str]], int]:
+    """(hook_events seqs to delete, hook_asks (session, tool_use_id) to delete,
+    how many old events were kept because their ask is still open)."""
+    from ringfence.hooks.store import CONSENT_TTL
+
+    open_calls = {(r[0], r[1]) for r in conn.execute(
+        "SELECT session, tool_use_id FROM hook_asks WHERE status = 'asked' AND at > ?",
+        (now - CONSENT_TTL,))}
+    gone, held, staying = [], 0, set()
+    rows = conn.execute("SELECT seq, at, session, tool_use_id FROM hook_events "
+                        "ORDER BY seq DESC").fetchall()
+    for n, (seq, at, session, tool_use_id) in enumerate(rows):   # newest first
+        call = (session, tool_use_id)
+        if (keep is not None and n < keep) or (before is not None and at >= before):
+            staying.add(call)
+        elif call in open_calls:
+            staying.add(call)
+            held += 1
+        else:
+            gone.append(seq)
+    asks = [(r[0], r[1]) for r in conn.execute(
+        "SELECT session, tool_use_id, at FROM hook_asks ORDER BY at")
+        if (r[0], r[1]) not in open_calls and (r[0], r[1]) not in staying
+        and (before is None or r[2] < before)]
+    return gone, asks, held
+
+
+def _delete_hook_rows(c: sqlite3.Connection, seqs: list[int],
+                      asks: list[tuple[str, str]]) -> None:
+    for i in range(0, len(seqs), 500):
+        chunk = seqs[i:i + 500]
+        c.execute(f"DELETE FROM hook_events WHERE seq IN ({','.join('?' * len(chunk))})",
+                  chunk)
+    c.executemany("DELETE FROM hook_asks WHERE session = ? AND tool_use_id = ?", asks)
+
+
 def prune(ledger, *, before: float | None = None, keep: int | None = None,
-          dry_run: bool = False) -> dict:
-    """Delete old runs in one transaction; return what was (or would be) removed."""
+          dry_run: bool = False, now: float | None = None) -> dict:
+    """Delete old runs and hook rows in one transaction; return what was (or would
+    be) removed."""
+    import time
+
     from ringfence.ledger import transaction
 
     if before is None and keep is None:
         raise ValueError("prune needs before or keep")
     conn = ledger.conn
+    now = time.time() if now is None else now
     with transaction(conn) as c:
         gone, held = candidates(c, before=before, keep=keep)
+        hook_seqs, hook_asks, hook_held = hook_candidates(c, before=before, keep=keep, now=now)
         events = 0
-        if gone and not dry_run:
+        if (gone or hook_seqs or hook_asks) and not dry_run:
             c.execute("INSERT INTO prune_permit VALUES ('ledger prune')")
             for i in range(0, len(gone), 500):
                 chunk = gone[i:i + 500]
@@ -65,15 +120,32 @@ def prune(ledger, *, before: float | None = None, keep: int | None = None,
                 events += c.execute(f"DELETE FROM run_events WHERE run_id IN ({marks})",
                                     chunk).rowcount
                 c.execute(f"DELETE FROM runs WHERE id IN ({marks})", chunk)
+            _delete_hook_rows(c, hook_seqs, hook_asks)
             c.execute("DELETE FROM prune_permit")
         elif gone:
             marks = ",".join("?" * len(gone))
             events = c.execute(f"SELECT COUNT(*) FROM run_events WHERE run_id IN ({marks})",
                                gone).fetchone()[0]
-    if gone and not dry_run and getattr(ledger, "path", None) not in (None, ":memory:"):
+    removed = gone or hook_seqs or hook_asks
+    if removed and not dry_run and getattr(ledger, "path", None) not in (None, ":memory:"):
         try:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.Error:
             pass
     return {"runs": len(gone), "events": events, "kept_for_pending_or_children": held,
-            "dry_run": dry_run}
+            "dry_run": dry_run, "hook_events": len(hook_seqs), "hook_asks": len(hook_asks),
+            "hook_kept_for_open_asks": hook_held}
+
+
+def describe(result: dict) -> str:
+    """The one line `ledger prune` prints for people."""
+    verb = "would delete" if result["dry_run"] else "deleted"
+    held, hook_held = result["kept_for_pending_or_children"], result["hook_kept_for_open_asks"]
+    text = f"{verb} {result['runs']} run(s) and {result['events']} event(s)"
+    if result["hook_events"] or result["hook_asks"]:
+        text += f", {result['hook_events']} hook event(s) and {result['hook_asks']} hook ask(s)"
+    if held:
+        text += f"; kept {held} older run(s) that a pending approval or a kept run needs"
+    if hook_held:
+        text += f"; kept {hook_held} hook event(s) of asks still open"
+    return text

@@ -3,12 +3,15 @@
 Each migration is one function, applied in ONE transaction; a new one goes at
 the END of ``MIGRATIONS`` (the version is its position). Append-only is enforced
 by triggers: UPDATE and DELETE on ``runs``/``run_events`` abort, except DELETE
-inside `ledger prune`'s transaction (migration 4, see ``ledger_prune``).
+inside `ledger prune`'s transaction (migration 4, see ``ledger_prune``); the
+same holds for ``hook_events`` and the DELETE of ``hook_asks`` (migration 7).
 """
 
 from __future__ import annotations
 
-import sqlite3
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (hot path)
+if TYPE_CHECKING:   # annotations only: the ledger opens connections (``_sqlite3``)
+    import sqlite3
 
 
 def _m1_runs(c: sqlite3.Connection) -> None:
@@ -102,5 +105,30 @@ def _m6_hook(c: sqlite3.Connection) -> None:
     c.execute("CREATE INDEX hook_asks_consent ON hook_asks(consent)")
 
 
+# The --wrap consent window (hooks.store.CONSENT_TTL) when migration 7 was written:
+# an unanswered ask younger than this is "open" and never pruned. A new window
+# needs a new migration that replaces the trigger.
+_OPEN_ASK_SECONDS = 15 * 60
+
+
+def _m7_prune_hook(c: sqlite3.Connection) -> None:
+    """Migration 7: `ledger prune` removes old hook rows (issue 13): DELETE on
+    ``hook_events`` and ``hook_asks`` only through a prune permit, as for runs
+    (migration 4); an open ask (unanswered, inside the consent window) never."""
+    c.execute("DROP TRIGGER hook_events_no_delete")
+    for table in ("hook_events", "hook_asks"):
+        c.execute(f"""CREATE TRIGGER {table}_no_delete BEFORE DELETE ON {table}
+            WHEN NOT EXISTS (SELECT 1 FROM prune_permit)
+            BEGIN SELECT RAISE(ABORT, '{table} are append-only (only ledger prune deletes)');
+            END""")
+    # INSERT OR REPLACE (hooks.store.remember_ask refreshing an open ask) fires no
+    # delete trigger: recursive_triggers is off.
+    c.execute(f"""CREATE TRIGGER hook_asks_keep_open BEFORE DELETE ON hook_asks
+        WHEN OLD.status = 'asked'
+             AND OLD.at > (julianday('now') - 2440587.5) * 86400.0 - {_OPEN_ASK_SECONDS}
+        BEGIN SELECT RAISE(ABORT, 'an open hook ask is never pruned'); END""")
+    c.execute("CREATE INDEX hook_events_call ON hook_events(session, tool_use_id)")
+
+
 MIGRATIONS = (_m1_runs, _m2_approvals, _m3_event_index, _m4_prune_path,
-              _m5_approval_identity, _m6_hook)
+              _m5_approval_identity, _m6_hook, _m7_prune_hook)

@@ -156,9 +156,17 @@ def test_init_is_compiled_on_first_use_and_then_replaced():
         a: int
         b: int = 2
 
+    from ringfence.rfcore import records
+
     stub = Lazy.__init__
     assert Lazy(1) == Lazy(1, 2)
-    assert Lazy.__init__ is not stub            # the compiled one replaced the stub
+    assert Lazy.__init__ is stub                # the generic one serves the first calls
+    assert Lazy(a=3).b == 2
+    with pytest.raises(TypeError):
+        Lazy()
+    for i in range(records.COMPILE_AFTER):
+        assert Lazy(i).a == i
+    assert Lazy.__init__ is not stub            # then the compiled one replaced the stub
     assert Lazy(a=3).b == 2
     with pytest.raises(TypeError):
         Lazy()
@@ -169,3 +177,37 @@ def test_init_is_compiled_on_first_use_and_then_replaced():
 
     assert Sub(1) == Sub(1, 2, 3)
     assert repr(Sub(1)) == f"{Sub.__qualname__}(a=1, b=2, c=3)"
+
+
+@pytest.mark.parametrize("calls", [1, 100])   # the generic __init__, then the compiled one
+def test_generic_and_compiled_init_agree(calls):
+    seen = []
+
+    @record
+    class R:
+        a: int
+        b: list = field(default_factory=list)
+        c: str = "c"
+
+        def __post_init__(self):
+            seen.append(self.a)
+
+    for _ in range(calls):
+        r = R(1)
+    assert (r.a, r.b, r.c) == (1, [], "c") and R(1).b is not R(1).b
+    assert R(2, [3], c="d") == R(a=2, b=[3], c="d")
+    for bad in [lambda: R(), lambda: R(1, [], "c", 4), lambda: R(1, a=2), lambda: R(1, z=2)]:
+        with pytest.raises(TypeError):
+            bad()
+    with pytest.raises(AttributeError):
+        r.a = 5                                  # frozen either way
+    assert seen[-1] == 2
+
+    @record(frozen=False)
+    class M:
+        x: int = 0
+
+    for _ in range(calls):
+        m = M(x=4)
+    m.x = 5
+    assert m.x == 5

@@ -25,3 +25,31 @@ def test_every_active_rule_is_documented():
 def test_rule_names_are_unique():
     names = [r.name for r in REGISTRY.values()]
     assert len(names) == len(set(names))
+
+
+def test_every_rules_file_is_a_family_module():
+    # A new rules/*.py file must be listed in _MODULES, or its codes would be missing.
+    import pathlib
+
+    from ringfence.rfcore import rules
+
+    files = {p.stem for p in pathlib.Path(rules.__file__).parent.glob("*.py")} - {"__init__"}
+    assert {name for _, name in rules._MODULES} == files
+    assert {fam for fam, _ in rules._MODULES} == set(FAMILIES)
+
+
+def test_one_lookup_loads_only_its_family():
+    import subprocess
+    import sys
+
+    code = ("import sys; from ringfence.rfcore.rules import REGISTRY, get\n"
+            "print(REGISTRY['RF203'].name, get('rf301').code, 'RF131' in REGISTRY,\n"
+            "      'RF999' in REGISTRY, REGISTRY.get('RF4'))\n"
+            "print(sorted(m for m in sys.modules if m.startswith('ringfence.rfcore.rules.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out[0].split()[1:] == ["RF301", "True", "False", "None"]
+    assert out[1] == str(["ringfence.rfcore.rules.capability", "ringfence.rfcore.rules.decoration",
+                          "ringfence.rfcore.rules.effects", "ringfence.rfcore.rules.onetime"])
+    # Iterating loads everything, in code order, as before.
+    assert list(REGISTRY) == sorted(REGISTRY) and len(REGISTRY) == len(list(REGISTRY.values()))

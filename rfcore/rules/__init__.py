@@ -3,17 +3,19 @@
 Every finding, decoration, lint diagnostic and backend diagnostic has a stable
 code from this registry. One family per file; each file exports ``RULES``, a
 tuple of :class:`Rule`. The engine, ``ringfence rule CODE``, the README table
-and the tests all read :data:`REGISTRY`.
+and the tests all read :data:`REGISTRY`, which loads a family's file the first
+time one of its codes is looked up (see ``_MODULES``).
 
 A code is retired (``status="retired"``), never reused or deleted.
 """
 
 from __future__ import annotations
 
-from ringfence.rfcore.records import record
-from typing import Literal
+from collections.abc import Mapping
 
-Status = Literal["active", "retired"]
+from ringfence.rfcore.records import record
+
+Status = str   # "active" | "retired" (a str alias: no typing import on the hook path)
 
 FAMILIES = {
     "RF0": "parse / fail-closed",
@@ -41,21 +43,67 @@ class Rule:
         return FAMILIES[self.code[:3]]
 
 
-def _load() -> dict[str, Rule]:
-    from . import backend, capability, decoration, effects, lint, onetime, parse
-
-    registry: dict[str, Rule] = {}
-    for module in (parse, onetime, effects, capability, decoration, lint, backend):
-        for rule in module.RULES:
-            if rule.code in registry:
-                raise AssertionError(f"duplicate rule code {rule.code}")
-            if rule.code[:3] not in FAMILIES:
-                raise AssertionError(f"rule {rule.code} is outside every family")
-            registry[rule.code] = rule
-    return dict(sorted(registry.items()))
+# The modules of each family, in registry order. A module holds only codes of
+# its family (checked when it is loaded), so looking up one code loads only
+# its family's modules: the classifier's hot path needs a finding's summary,
+# never the lint and backend rules.
+_MODULES = (("RF0", "parse"), ("RF1", "onetime"), ("RF1", "effects"), ("RF2", "capability"),
+            ("RF3", "decoration"), ("RF5", "lint"), ("RF6", "backend"))
 
 
-REGISTRY: dict[str, Rule] = _load()
+class _Registry(Mapping):
+    """Read-only ``code -> Rule``, sorted by code, loading each family on first use.
+
+    ``REGISTRY[code]``, ``code in REGISTRY`` and ``REGISTRY.get(code)`` load one
+    family; iterating (``items()``, ``values()``, ``list()``, ``len``) loads all.
+    """
+
+    def __init__(self) -> None:
+        self._rules: dict[str, Rule] = {}
+        self._loaded: set[str] = set()
+        self._all: dict[str, Rule] | None = None
+
+    def _load_family(self, family: str) -> None:
+        if family in self._loaded:
+            return
+        import importlib
+
+        for fam, name in _MODULES:
+            if fam != family:
+                continue
+            module = importlib.import_module(f"{__name__}.{name}")
+            for rule in module.RULES:
+                if rule.code[:3] != family:
+                    raise AssertionError(f"rule {rule.code} in rules/{name}.py is outside "
+                                         f"its family {family}")
+                if rule.code in self._rules:
+                    raise AssertionError(f"duplicate rule code {rule.code}")
+                self._rules[rule.code] = rule
+        self._loaded.add(family)
+
+    def _everything(self) -> dict[str, Rule]:
+        if self._all is None:
+            for family in FAMILIES:
+                self._load_family(family)
+            self._all = dict(sorted(self._rules.items()))
+        return self._all
+
+    def __getitem__(self, code: str) -> Rule:
+        if isinstance(code, str) and code[:3] in FAMILIES:
+            self._load_family(code[:3])
+        return self._rules[code]
+
+    def __iter__(self):
+        return iter(self._everything())
+
+    def __len__(self) -> int:
+        return len(self._everything())
+
+    def __repr__(self) -> str:
+        return f"REGISTRY({len(self)} rules)"
+
+
+REGISTRY: Mapping[str, Rule] = _Registry()
 
 
 def get(code: str) -> Rule:

@@ -319,18 +319,22 @@ def register(app: typer.Typer) -> None:
     def ledger_prune(
         before: Optional[str] = typer.Option(
             None, "--before", metavar="WHEN",
-            help="Delete runs started before WHEN: YYYY-MM-DD[THH:MM[:SS]] (local time) or "
-                 "an age such as 30d."),
+            help="Delete runs and hook records from before WHEN: YYYY-MM-DD[THH:MM[:SS]] "
+                 "(local time) or an age such as 30d."),
         keep: Optional[str] = options.number_text(
-            None, "--keep", "Keep the N most recent runs, delete the older ones."),
+            None, "--keep", "Keep the N most recent runs and the N most recent hook events, "
+            "delete the older ones."),
         dry_run: bool = typer.Option(False, "--dry-run", help="Only say what would go."),
         as_json: bool = options.json_flag("Print the counts as JSON."),
     ) -> None:
-        """Delete old runs in one transaction (the only path that deletes ledger rows).
+        """Delete old runs and hook records in one transaction (the only path that
+        deletes ledger rows).
 
         A run waiting for approval, and every run that a kept run escalated from,
         is never deleted. With both options, a run must be older than --before AND
-        outside the --keep newest to go.
+        outside the --keep newest to go. The Claude Code hook's decisions go by the
+        same rules (--keep counts them separately from runs); an ask still open
+        (unanswered, under 15 minutes old) stays with its events.
 
         Example: ringfence ledger prune --before 30d --keep 1000
         """
@@ -350,11 +354,9 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print(json.dumps(result))
             return
-        verb = "would delete" if dry_run else "deleted"
-        held = result["kept_for_pending_or_children"]
-        console.print(f"{verb} {result['runs']} run(s) and {result['events']} event(s)"
-                      + (f"; kept {held} older run(s) that a pending approval or a kept run "
-                         "needs" if held else ""), highlight=False)
+        from ringfence.ledger_prune import describe
+
+        console.print(describe(result), highlight=False)
 
     @ledger_app.command("show")
     def ledger_show(run_id: str = typer.Argument(..., metavar="ID"),

@@ -34,9 +34,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, Mapping
-
-from .wrap import profile_ref, self_invocation, wrap_command   # noqa: F401 (API)
+from collections.abc import Mapping
 
 PRE, POST, FAIL, PERM, DENIED = ("PreToolUse", "PostToolUse", "PostToolUseFailure",
                                  "PermissionRequest", "PermissionDenied")
@@ -52,15 +50,24 @@ _LINGER: list = []
 _KEEP_OPEN = False
 
 
+def __getattr__(name: str):
+    # The --wrap helpers, re-exported: imported only when a call wraps.
+    if name in ("profile_ref", "self_invocation", "wrap_command"):
+        from . import wrap
+
+        return getattr(wrap, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def output(decision: str, reason: str, updated: dict | None = None) -> dict:
-    out: dict[str, Any] = {"hookEventName": PRE, "permissionDecision": decision,
-                           "permissionDecisionReason": reason}
+    out: dict[str, object] = {"hookEventName": PRE, "permissionDecision": decision,
+                              "permissionDecisionReason": reason}
     if updated is not None:
         out["updatedInput"] = updated
     return {"hookSpecificOutput": out}
 
 
-def session_for(payload: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
+def session_for(payload: Mapping[str, object], env: Mapping[str, str]) -> str | None:
     """RINGFENCE_SESSION if set, else one ringfence session per Claude Code session."""
     if env.get("RINGFENCE_SESSION", "").strip():
         return env["RINGFENCE_SESSION"]
@@ -70,7 +77,7 @@ def session_for(payload: Mapping[str, Any], env: Mapping[str, str]) -> str | Non
     return None
 
 
-def _str(payload: Mapping[str, Any], key: str) -> str | None:
+def _str(payload: Mapping[str, object], key: str) -> str | None:
     v = payload.get(key)
     return v if isinstance(v, str) and v else None
 
@@ -111,7 +118,7 @@ class _Ledger:
                 self.led.close()
 
 
-def respond(payload: Any, *, profile: str | None = None, wrap: bool = False,
+def respond(payload: object, *, profile: str | None = None, wrap: bool = False,
             env: Mapping[str, str] | None = None) -> dict | None:
     """The hook's answer for one payload, or None for "no decision"."""
     env = os.environ if env is None else env
@@ -182,6 +189,8 @@ def _pre(payload, profile, wrap, env, led) -> dict:
             from .store import new_token
 
             consent = new_token()
+        from .wrap import self_invocation, wrap_command
+
         text = wrap_command(body, prof, session, workspace=workspace, consent=consent,
                             prefix=prefix, prog=self_invocation())
         updated = dict(payload["tool_input"], command=text)

@@ -22,7 +22,6 @@ byte for byte.
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 
 STATE_PROGRAMS = frozenset({"cd", "pushd", "popd", "export", "unset", "set", "source", ".",
@@ -108,6 +107,8 @@ def wrap_command(body: str, profile, session: str | None, *, workspace: str | No
         parts += ["--hook-consent", consent]
     parts += ["--command-file", "-"]
     delim = _delimiter(body)
+    import shlex   # only a wrapped call quotes; every other hook call skips the import
+
     run = f"{shlex.join(parts)} <<'{delim}'\n{body}\n{delim}"
     # The prefix ends in its own `&&` or `;`, so the original semantics hold: after
     # `cd src &&` a failed cd runs nothing.

@@ -151,3 +151,51 @@ def test_a_run_that_writes_nothing_stays_light(tmp_path, profile):
     assert rc == 0, err
     assert "ringfence.compiler.execute" in mods          # it really ran in the sandbox
     assert mods & NOT_ON_QUIET_RUN == set()
+
+
+# Off the hook's path (issue 13: cold start within 5x `python -c pass`). Each was
+# on it once and was taken off: the schema table and the TOML line scanner (a
+# built-in's cache entry carries its line map and its validity), the domain
+# parser (built-ins' patterns are checked when the cache is written), the
+# `sqlite3` package and `datetime` (the ledger opens `_sqlite3`), the lint and
+# backend rule tables (the registry loads one family per looked-up code), shlex
+# (only a --wrap rewrite quotes), tomllib (built-ins come from the cache), the
+# run-event change sets, the --wrap helpers, the workspace-overlay rules (no
+# profile file in the workspace). pathlib is left to profiles/patterns.py, its last
+# importer there.
+HOOK_OFF_PATH = {"ringfence.profiles.schema", "ringfence.profiles._lines",
+                 "ringfence.profiles.domains", "sqlite3", "datetime",
+                 "ringfence.rfcore.rules.lint", "ringfence.rfcore.rules.backend", "shlex",
+                 "tomllib", "dataclasses", "inspect", "ringfence.changeset",
+                 "ringfence.hooks.wrap", "ringfence.profiles.overlay"}
+
+
+@needs_engine
+def test_hook_with_grants_keeps_heavy_modules_off_its_path(tmp_path):
+    from ringfence import grants
+    from ringfence.ledger import Ledger
+
+    with Ledger(env={"RINGFENCE_HOME": str(tmp_path / "home")}) as led:
+        grants.add_grants(led, ["git status", "tool1", "tool2"], "session", "claude-s")
+    out = tmp_path / "modules.json"
+    event = {"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+             "tool_use_id": "toolu_1", "tool_input": {"command": "git status 2>&1 | head -20"},
+             "cwd": str(tmp_path)}
+    env = dict(os.environ, RF_MODULES_OUT=str(out), RINGFENCE_HOME=str(tmp_path / "home"),
+               HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "cfg"),
+               RF_ARGV=json.dumps(["hook", "claude-code", "--profile", "build"]))
+    for name in ("RINGFENCE_DEBUG", "RINGFENCE_SESSION", "RINGFENCE_PROFILE"):
+        env.pop(name, None)
+    proc = subprocess.run([sys.executable, "-c", PROBE], input=json.dumps(event).encode(),
+                          capture_output=True, cwd=tmp_path, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    # It really decided, from the grant in the ledger, and recorded the decision.
+    answer = json.loads(proc.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "allow", answer
+    assert "granted" in answer["permissionDecisionReason"]
+    with Ledger(env={"RINGFENCE_HOME": str(tmp_path / "home")}) as led:
+        assert led.conn.execute("SELECT decision FROM hook_events").fetchall()[0][0] == "allow"
+    mods = set(json.loads(out.read_text()))
+    assert "_sqlite3" in mods and "ringfence.classifier.engine" in mods
+    assert mods & HOOK_OFF_PATH == set()
+    assert forbidden(mods) == set()
