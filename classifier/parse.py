@@ -18,7 +18,7 @@ Safety rules for untrusted input:
 
 from __future__ import annotations
 
-import threading
+from _thread import get_ident
 
 from .ir import Command, Construct, ParseProblem, Script, Word
 from .parse_redirects import RedirectsMixin
@@ -29,7 +29,9 @@ from .prescan import MAX_BYTES, MAX_DEPTH, char_map, prescan
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "parse", "prescan"]
 
-_local = threading.local()
+# One parser per thread (a tree-sitter Parser must not be shared), keyed by thread
+# id: `threading` itself costs the hook's cold start about a millisecond.
+_parsers: dict[int, object] = {}
 _language = None
 
 
@@ -73,14 +75,14 @@ def _bash_language():
 def _get_parser():
     # Created once per thread, lazily: building the parser is the costly part, and
     # a tree-sitter Parser must not be shared between threads.
-    parser = getattr(_local, "parser", None)
+    parser = _parsers.get(get_ident())
     if parser is None:
         global _language
         import tree_sitter
 
         if _language is None:
             _language = tree_sitter.Language(_bash_language())
-        parser = _local.parser = tree_sitter.Parser(_language)
+        parser = _parsers[get_ident()] = tree_sitter.Parser(_language)
     return parser
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Iterable, Mapping
 
 from ringfence.rfcore.errors import ProfileError
@@ -22,10 +21,10 @@ from .patterns import (BUILTIN_TABLE_PATH, Compiled, PatternError, Token, _unquo
                        compile_pattern, grammar_version, render)
 
 
-def cache_dir(env: Mapping[str, str] | None = None) -> Path:
+def cache_dir(env: Mapping[str, str] | None = None) -> str:
     from ringfence.rfcore.paths import pattern_cache_dir
 
-    return Path(pattern_cache_dir(env))
+    return pattern_cache_dir(env)
 
 
 def _from_json(obj) -> Compiled:
@@ -91,9 +90,10 @@ def consistent(source: str, compiled: Compiled) -> bool:
     return True
 
 
-def _read_table(path: Path, version: str, *, verify: bool = True) -> dict[str, Compiled] | None:
+def _read_table(path: str, version: str, *, verify: bool = True) -> dict[str, Compiled] | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
         if data.get("version") != version:
             return None
         table = {src: _from_json(toks) for src, toks in data["patterns"].items()}
@@ -104,13 +104,13 @@ def _read_table(path: Path, version: str, *, verify: bool = True) -> dict[str, C
     return table
 
 
-def _write_table(path: Path, version: str, table: Mapping[str, Compiled]) -> None:
+def _write_table(path: str, version: str, table: Mapping[str, Compiled]) -> None:
     """Atomic write (tmp + rename): a concurrent reader sees old or new, never half."""
     import tempfile  # lazy: only a cache miss writes
 
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=".json")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump({"version": version, "patterns": table}, fh, sort_keys=True)
         os.replace(tmp, path)
@@ -150,7 +150,7 @@ def compile_table(sources: Iterable[str], *, env: Mapping[str, str] | None = Non
     table: dict[str, Compiled] = {}
     builtin = builtin_table()
     missing = [s for s in sources if s not in builtin]
-    path = cache_dir(env) / f"{digest}.json" if digest else None
+    path = os.path.join(cache_dir(env), f"{digest}.json") if digest else None
     cached = (_read_table(path, version) or {}) if (missing and path) else {}
     dirty = False
     for src in sources:
@@ -208,5 +208,6 @@ def builtin_sources() -> list[str]:
 
 
 if __name__ == "__main__":  # regenerate: python -m ringfence.profiles.pattern_cache
-    BUILTIN_TABLE_PATH.write_text(generate_builtin_table(builtin_sources()), encoding="utf-8")
+    with open(BUILTIN_TABLE_PATH, "w", encoding="utf-8") as fh:
+        fh.write(generate_builtin_table(builtin_sources()))
     print(f"wrote {BUILTIN_TABLE_PATH}")

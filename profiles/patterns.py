@@ -16,16 +16,16 @@ has seen: ``pattern_cache.compiled_rules(profile)`` keeps the compiled forms.
 from __future__ import annotations
 
 from ringfence.rfcore.hashing import sha256
+import os
 import posixpath
-from pathlib import Path
 from typing import Sequence
 
 Token = tuple
 Compiled = tuple[Token, ...]
 
-_HERE = Path(__file__).resolve().parent
-GRAMMAR_PATH = _HERE / "patterns.lark"
-BUILTIN_TABLE_PATH = _HERE / "_builtin_patterns.json"
+_HERE = os.path.dirname(os.path.realpath(__file__))
+GRAMMAR_PATH = os.path.join(_HERE, "patterns.lark")          # str paths: no pathlib on
+BUILTIN_TABLE_PATH = os.path.join(_HERE, "_builtin_patterns.json")   # the hook path
 # Bump when the compiled form changes meaning; part of every cache key.
 FORMAT_VERSION = 1
 
@@ -50,7 +50,8 @@ def grammar_version() -> str:
     """Identifies grammar + compiled format; stale caches are ignored."""
     global _VERSION
     if _VERSION is None:
-        digest = sha256(GRAMMAR_PATH.read_bytes()).hexdigest()[:16]
+        with open(GRAMMAR_PATH, "rb") as fh:
+            digest = sha256(fh.read()).hexdigest()[:16]
         _VERSION = f"{FORMAT_VERSION}:{digest}"
     return _VERSION
 
@@ -65,7 +66,9 @@ def _parser():
     if _PARSER is None:
         import lark  # deliberately lazy: only on a cache miss
 
-        _PARSER = lark.Lark(GRAMMAR_PATH.read_text(encoding="utf-8"), parser="lalr",
+        with open(GRAMMAR_PATH, encoding="utf-8") as fh:
+            grammar = fh.read()
+        _PARSER = lark.Lark(grammar, parser="lalr",
                             maybe_placeholders=False)
     return _PARSER
 

@@ -98,7 +98,7 @@ def test_render_round_trips():
 
 def test_shipped_builtin_table_is_up_to_date():
     expected = cache.generate_builtin_table(cache.builtin_sources())
-    assert patterns.BUILTIN_TABLE_PATH.read_text(encoding="utf-8") == expected, \
+    assert Path(patterns.BUILTIN_TABLE_PATH).read_text(encoding="utf-8") == expected, \
         "regenerate with: .venv/bin/python -m ringfence.profiles.pattern_cache"
 
 
@@ -181,9 +181,9 @@ def test_unwritable_cache_dir_still_compiles(tmp_path, monkeypatch):
 
 
 def test_cache_dir_locations():
-    assert cache.cache_dir({"RINGFENCE_HOME": "/r"}) == Path("/r/cache/patterns")
-    assert cache.cache_dir({"XDG_CACHE_HOME": "/c"}) == Path("/c/ringfence/patterns")
-    assert cache.cache_dir({"HOME": "/h"}) == Path("/h/.cache/ringfence/patterns")
+    assert cache.cache_dir({"RINGFENCE_HOME": "/r"}) == "/r/cache/patterns"
+    assert cache.cache_dir({"XDG_CACHE_HOME": "/c"}) == "/c/ringfence/patterns"
+    assert cache.cache_dir({"HOME": "/h"}) == "/h/.cache/ringfence/patterns"
 
 
 # ----------------------------------------------------------------------------- hot path

@@ -161,9 +161,10 @@ def test_a_run_that_writes_nothing_stays_light(tmp_path, profile):
 # backend rule tables (the registry loads one family per looked-up code), shlex
 # (only a --wrap rewrite quotes), tomllib (built-ins come from the cache), the
 # run-event change sets, the --wrap helpers, the workspace-overlay rules (no
-# profile file in the workspace). pathlib is left to profiles/patterns.py, its last
-# importer there.
-HOOK_OFF_PATH = {"ringfence.profiles.schema", "ringfence.profiles._lines",
+# profile file in the workspace), pathlib (with urllib.parse and ipaddress: paths
+# are strings on this path) and threading (the parser is kept per thread id).
+HOOK_OFF_PATH = {"pathlib", "urllib.parse", "ipaddress", "threading",
+                 "ringfence.profiles.schema", "ringfence.profiles._lines",
                  "ringfence.profiles.domains", "sqlite3", "datetime",
                  "ringfence.rfcore.rules.lint", "ringfence.rfcore.rules.backend", "shlex",
                  "tomllib", "dataclasses", "inspect", "ringfence.changeset",
