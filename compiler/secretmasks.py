@@ -9,9 +9,10 @@ The walk
   * masks a secret-named *link* at its target only if the target, resolved one
     component at a time, stays inside the workspace. A link pointing out is not
     followed, not stat'ed and not masked: it is reported (RF660);
-  * does not list ``node_modules``, ``__pycache__`` (PRUNE) or the inside of a
-    virtual environment (a directory holding ``pyvenv.cfg``) once it has a
-    cache: files there come from package tarballs, wheels and the compiler. The one way a user's secret gets there is a
+  * does not list ``node_modules`` or ``__pycache__`` (PRUNE) once it has a
+    cache: files there come from package tarballs and the compiler. (Not
+    virtual environments: their marker, ``pyvenv.cfg``, is a file a sandbox can
+    write, and a planted one would stop masking secrets added under it later.) The one way a user's secret gets there is a
     sandbox moving a directory that holds one (a mask cannot be renamed, its
     parent can). So every mask is remembered with its inode; when a remembered
     secret is no longer where it was (or another file is), and whenever there
@@ -39,13 +40,10 @@ import re
 import stat
 import time
 
-VERSION = 2             # 2: marshal instead of JSON (a 40k-dir cache loads 5x faster)
+VERSION = 3             # 2: marshal instead of JSON (a 40k-dir cache loads 5x faster)
 # Directory names not searched (docs/sandbox.md "Workspace secrets"): npm, pnpm
 # and yarn install package files here; a `.env` there is a package's file.
 PRUNE = frozenset({"node_modules", "__pycache__"})
-# A directory holding this file is a Python virtual environment (PEP 405): pip
-# installs package files under it, so its sub-directories are pruned as well.
-VENV_MARKER = "pyvenv.cfg"
 RACY_NS = 2_000_000_000
 MAX_HOPS = 40
 _OPEN = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
@@ -144,8 +142,8 @@ def _save(path: str, root: str, names: list[str], dirs: dict, known: list) -> No
 
 
 def _list(path: str, expect_ino: int | None, parent_dev: int, anyre):
-    """(stat, subdirs, hits, is_venv) of a directory, listed; None if it is not
-    (or no longer) the directory its parent listed."""
+    """(stat, subdirs, hits) of a directory, listed; None if it is not (or no
+    longer) the directory its parent listed."""
     try:
         fd = os.open(path, _OPEN)
     except OSError:
@@ -154,7 +152,7 @@ def _list(path: str, expect_ino: int | None, parent_dev: int, anyre):
         st = os.fstat(fd)
         if expect_ino is not None and not _same(path, st, expect_ino, parent_dev):
             return None
-        subs, hits, venv = [], [], False
+        subs, hits = [], []
         with os.scandir(fd) as it:
             for e in it:
                 try:
@@ -163,11 +161,9 @@ def _list(path: str, expect_ino: int | None, parent_dev: int, anyre):
                         hits.append([e.name, int(e.is_symlink())])
                     if is_dir:
                         subs.append([e.name, e.inode()])
-                    elif e.name == VENV_MARKER:
-                        venv = True
                 except OSError:
                     continue
-        return st, subs, hits, venv
+        return st, subs, hits
     except OSError:
         return None
     finally:
@@ -213,16 +209,16 @@ def walk(root: str, anyre, old: dict, *, prune=PRUNE, now_ns: int | None = None)
             continue
         rec = get(rel)
         if (rec is not None and rec[0] == st.st_mtime_ns and rec[1] == st.st_ctime_ns
-                and rec[2] == st.st_ino and len(rec) == 6
+                and rec[2] == st.st_ino and len(rec) == 5
                 and (expect is None or (st.st_ino == expect and st.st_dev == pdev)
                      or _same(path, st, expect, pdev))):
-            subs, found, venv = rec[3], rec[4], rec[5]
+            subs, found = rec[3], rec[4]
         else:
             listed = _list(path, expect, pdev, anyre)
             if listed is None:
                 continue
-            st, subs, found, venv = listed
-            rec = [st.st_mtime_ns, st.st_ctime_ns, st.st_ino, subs, found, venv]
+            st, subs, found = listed
+            rec = [st.st_mtime_ns, st.st_ctime_ns, st.st_ino, subs, found]
         if st.st_mtime_ns <= cutoff and st.st_ctime_ns <= cutoff:
             new[rel] = rec
         for name, is_link in found:
@@ -230,7 +226,7 @@ def walk(root: str, anyre, old: dict, *, prune=PRUNE, now_ns: int | None = None)
         if subs:
             prefix, rprefix, dev = path + "/", (rel + "/" if rel else ""), st.st_dev
             for name, ino in subs:
-                if venv or name in prune:
+                if name in prune:
                     pruned.append(prefix + name)
                 else:
                     push((rprefix + name, prefix + name, ino, dev))
@@ -252,7 +248,7 @@ def _search_pruned(tops: list[str], anyre, lost_inos: set[int]) -> list[tuple[st
             listed = _list(path, expect, dev, _Any(anyre, lost_inos, path))
             if listed is None:
                 continue
-            _, subs, found, _ = listed
+            _, subs, found = listed
             out.extend((path, name, is_link) for name, is_link in found)
             stack.extend((f"{path}/{name}", ino) for name, ino in subs)
     return out

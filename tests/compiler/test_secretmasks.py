@@ -198,31 +198,41 @@ def test_node_modules_is_listed_only_without_memory(tmp_path, audit):
     assert masked(ws, cache)[0] == sorted(first + [f"{ws}/node_modules/pkg/new.key"])
 
 
-@pytest.mark.parametrize("tree", ["venv", "pycache"])
-def test_a_venv_and_pycache_are_listed_only_without_memory(tmp_path, audit, tree):
-    """Like node_modules: wheels and the compiler write there, not the user."""
+def test_pycache_is_listed_only_without_memory(tmp_path, audit):
+    """Like node_modules: the compiler writes there, not the user."""
     ws, cache = tmp_path / "ws", tmp_path / "cache"
-    if tree == "venv":
-        (ws / ".venv" / "lib" / "site-packages" / "pkg").mkdir(parents=True)
-        (ws / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
-        (ws / ".venv" / ".env").write_text("at the venv's top: still searched")
-        inside = ws / ".venv" / "lib" / "site-packages" / "pkg"
-        top = [f"{ws}/.venv/.env"]
-    else:
-        inside = ws / "src" / "__pycache__"
-        inside.mkdir(parents=True)
-        top = []
-    (inside / "cert.pem").write_text("package file")
-    (ws / "src").mkdir(exist_ok=True)
+    inside = ws / "src" / "__pycache__"
+    inside.mkdir(parents=True)
+    (inside / "cert.pem").write_text("not a secret")
     (ws / "src" / ".env").write_text("s")
-    first = sorted(top + [f"{inside}/cert.pem", f"{ws}/src/.env"])
+    first = sorted([f"{inside}/cert.pem", f"{ws}/src/.env"])
     assert masked(ws, cache)[0] == first          # no cache yet: searched, remembered
-    (inside / "new.key").write_text("package file")
+    (inside / "new.key").write_text("x")
     with audit as seen:
         assert masked(ws, cache)[0] == first      # not listed again: new.key unmasked
     assert [p for p in seen if isinstance(p, str) and p.startswith(str(inside))] == []
     os.unlink(cache_file(str(cache), str(ws), list(NAMES)))
     assert masked(ws, cache)[0] == sorted(first + [f"{inside}/new.key"])
+
+
+@pytest.mark.parametrize("where", ["", "config"])
+def test_a_planted_venv_marker_never_stops_masking(tmp_path, where):
+    """A sandbox can write `pyvenv.cfg` anywhere in the workspace (settle applies it:
+    the host does not obey it). Secrets added later under it are still masked."""
+    ws, cache = tmp_path / "ws", tmp_path / "cache"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / ".env").write_text("s")
+    base = ws / where if where else ws
+    base.mkdir(exist_ok=True)
+    (base / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (base / "lib").mkdir()
+    assert masked(ws, cache)[0] == [f"{ws}/src/.env"]
+    assert masked(ws, cache)[0] == [f"{ws}/src/.env"]     # cache warm
+    (base / "lib" / "deploy.pem").write_text("added by the user later")
+    (ws / "src" / "new").mkdir()
+    (ws / "src" / "new" / "id_rsa").write_text("another")
+    assert masked(ws, cache)[0] == sorted([f"{ws}/src/.env", f"{base}/lib/deploy.pem",
+                                           f"{ws}/src/new/id_rsa"])
 
 
 def test_a_lost_cache_finds_a_secret_moved_into_node_modules(tmp_path):
@@ -276,8 +286,8 @@ def test_an_inode_mismatch_is_checked_not_skipped(tmp_path, monkeypatch):
     def lying_list(path, expect, pdev, anyre):
         got = real_list(path, expect, pdev, anyre)
         if got is not None:
-            st, subs, hits, venv = got
-            got = st, [[n, ino + 1000] for n, ino in subs], hits, venv
+            st, subs, hits = got
+            got = st, [[n, ino + 1000] for n, ino in subs], hits
         return got
 
     monkeypatch.setattr(secretmasks, "_list", lying_list)
