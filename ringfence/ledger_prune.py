@@ -64,9 +64,12 @@ def hook_candidates(conn: sqlite3.Connection, *, before: float | None, keep: int
     how many old events were kept because their ask is still open)."""
     from ringfence.hooks.store import CONSENT_TTL
 
+    # One second wider than the schema's trigger (hook_asks_keep_open), whose clock,
+    # julianday('now'), SQLite truncates to the millisecond: an ask at the window's
+    # edge is kept here rather than refused there (which would roll the prune back).
     open_calls = {(r[0], r[1]) for r in conn.execute(
         "SELECT session, tool_use_id FROM hook_asks WHERE status = 'asked' AND at > ?",
-        (now - CONSENT_TTL,))}
+        (now - CONSENT_TTL - 1.0,))}
     gone, held, staying = [], 0, set()
     rows = conn.execute("SELECT seq, at, session, tool_use_id FROM hook_events "
                         "ORDER BY seq DESC").fetchall()

@@ -206,3 +206,18 @@ def test_the_schema_knows_the_consent_window():
 
     # The open-ask trigger (migration 7) hard-codes the window it was written for.
     assert ledger_schema._OPEN_ASK_SECONDS == store.CONSENT_TTL
+
+
+def test_an_ask_at_the_edge_of_the_window_never_aborts_the_prune(env):
+    """Python's clock and the trigger's (julianday('now'), millisecond precision)
+    differ: an ask the trigger still sees as open must never be selected, or the
+    whole prune rolls back with an integrity error."""
+    with Ledger(env=env) as led:
+        led.conn.execute(
+            "INSERT INTO hook_asks (session, tool_use_id, at, rf_session, command, verdict, "
+            "keys, grant_scope) VALUES ('s', 't', ?, 'r', 'c', 'v', '[]', 'once')",
+            (time.time() - store.CONSENT_TTL + 0.2,))   # open for 0.2 s more
+        led.conn.commit()
+        out = ledger_prune.prune(led, before=time.time() + 10, now=time.time() + 0.5)
+        assert out["hook_asks"] == 0
+        assert led.conn.execute("SELECT count(*) FROM hook_asks").fetchone()[0] == 1
