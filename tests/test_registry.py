@@ -1,6 +1,7 @@
 """The one rule registry is well-formed."""
 
 import re
+import sys
 
 from ringfence.rfcore.rules import FAMILIES, REGISTRY, Rule
 
@@ -53,3 +54,37 @@ def test_one_lookup_loads_only_its_family():
                           "ringfence.rfcore.rules.effects", "ringfence.rfcore.rules.onetime"])
     # Iterating loads everything, in code order, as before.
     assert list(REGISTRY) == sorted(REGISTRY) and len(REGISTRY) == len(list(REGISTRY.values()))
+
+
+def test_first_lookups_from_many_threads_load_each_family_once():
+    """classify() runs in threads: a family's first load must not race (a second
+    thread re-running the load saw its own rules as duplicates)."""
+    import threading
+
+    from ringfence.rfcore.rules import _Registry
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    errors: list[str] = []
+    try:
+        for _ in range(20):
+            reg = _Registry()
+            gate = threading.Barrier(8)
+
+            def look(reg=reg, gate=gate):
+                gate.wait()
+                try:
+                    for code in ("RF101", "RF301", "RF601", "RF501"):
+                        assert reg[code].code == code
+                except Exception as exc:          # noqa: BLE001 - collected, asserted below
+                    errors.append(repr(exc))
+
+            threads = [threading.Thread(target=look) for _ in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert len(list(reg)) == len(REGISTRY)
+    finally:
+        sys.setswitchinterval(old)
+    assert errors == []

@@ -59,33 +59,43 @@ class _Registry(Mapping):
     """
 
     def __init__(self) -> None:
+        from _thread import RLock     # not `threading`: this is on the hook's path
+
         self._rules: dict[str, Rule] = {}
         self._loaded: set[str] = set()
         self._all: dict[str, Rule] | None = None
+        self._lock = RLock()          # classify() is used from threads
 
     def _load_family(self, family: str) -> None:
         if family in self._loaded:
             return
         import importlib
 
-        for fam, name in _MODULES:
-            if fam != family:
-                continue
-            module = importlib.import_module(f"{__name__}.{name}")
-            for rule in module.RULES:
-                if rule.code[:3] != family:
-                    raise AssertionError(f"rule {rule.code} in rules/{name}.py is outside "
-                                         f"its family {family}")
-                if rule.code in self._rules:
-                    raise AssertionError(f"duplicate rule code {rule.code}")
-                self._rules[rule.code] = rule
-        self._loaded.add(family)
+        with self._lock:
+            if family in self._loaded:      # another thread loaded it meanwhile
+                return
+            found: dict[str, Rule] = {}
+            for fam, name in _MODULES:
+                if fam != family:
+                    continue
+                module = importlib.import_module(f"{__name__}.{name}")
+                for rule in module.RULES:
+                    if rule.code[:3] != family:
+                        raise AssertionError(f"rule {rule.code} in rules/{name}.py is "
+                                             f"outside its family {family}")
+                    if rule.code in self._rules or rule.code in found:
+                        raise AssertionError(f"duplicate rule code {rule.code}")
+                    found[rule.code] = rule
+            self._rules.update(found)       # published whole, then marked loaded
+            self._loaded.add(family)
 
     def _everything(self) -> dict[str, Rule]:
         if self._all is None:
             for family in FAMILIES:
                 self._load_family(family)
-            self._all = dict(sorted(self._rules.items()))
+            with self._lock:
+                if self._all is None:
+                    self._all = dict(sorted(self._rules.items()))
         return self._all
 
     def __getitem__(self, code: str) -> Rule:
