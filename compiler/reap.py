@@ -79,8 +79,11 @@ def _wait_exit(pid: int, timeout: float) -> None:
         fd = os.pidfd_open(pid)
     except OSError:              # no pidfd (Linux < 5.3): poll waitpid instead
         end = time.monotonic() + timeout
-        while time.monotonic() < end and os.waitpid(pid, os.WNOHANG)[0] == 0:
-            time.sleep(0.002)
+        try:
+            while time.monotonic() < end and os.waitpid(pid, os.WNOHANG)[0] == 0:
+                time.sleep(0.002)
+        except ChildProcessError:
+            pass
         return
     try:
         poller = select.poll()

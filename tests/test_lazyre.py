@@ -30,3 +30,23 @@ def test_a_bad_pattern_fails_where_it_is_used():
 
 def test_bytes_patterns():
     assert lazy(rb"[\x1b]").search(b"a\x1bb").start() == 1
+
+
+def test_every_lazy_pattern_in_the_package_compiles():
+    """A typo in a lazy pattern would fail only on its first use, inside classify:
+    import every module and compile every pattern now."""
+    import gc
+    import importlib
+    import pkgutil
+
+    import ringfence
+    from ringfence.rfcore.lazyre import _Lazy
+
+    skip = ("ringfence.__main__", "ringfence.cli", "ringfence.fast.")
+    for mod in pkgutil.walk_packages(ringfence.__path__, "ringfence."):
+        if not mod.name.startswith(skip):
+            importlib.import_module(mod.name)
+    found = [obj for obj in gc.get_objects() if isinstance(obj, _Lazy)]
+    assert len(found) >= 25                      # the tables really were found
+    for pat in found:
+        assert isinstance(pat.compiled(), re.Pattern)

@@ -105,5 +105,15 @@ def test_reap_waits_for_our_child_and_kills_it_only_after_the_grace():
     _reap(stuck.pid, grace=0.3)
     with pytest.raises(ChildProcessError):
         os.waitpid(stuck.pid, os.WNOHANG)
-    _reap(1, grace=0.1)                          # not our child: never signalled
-    assert os.path.exists("/proc/1")
+    # A live process that is not our child (a grandchild, orphaned to init):
+    # never signalled, whatever the grace.
+    out = sp.run(["sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $!"], capture_output=True,
+                 text=True, check=True)
+    other = int(out.stdout)
+    try:
+        _reap(other, grace=0.1)
+        os.kill(other, 0)                        # still alive (raises if it was killed)
+        with open(f"/proc/{other}/stat") as fh:
+            assert fh.read().split(") ", 1)[1][0] != "Z"
+    finally:
+        os.kill(other, 9)
