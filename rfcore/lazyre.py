@@ -16,7 +16,10 @@ __all__ = ["lazy"]
 
 
 class _Lazy:
-    __slots__ = ("_source", "_flags", "_compiled")
+    """The deferred pattern. ``__getattr__`` runs only for a name not yet found:
+    on first use it compiles, then keeps the compiled pattern's attribute (its
+    bound ``match``, ``search``...) on the instance, so later calls are plain
+    attribute lookups."""
 
     def __init__(self, source, flags: int = 0) -> None:
         self._source = source
@@ -29,7 +32,11 @@ class _Lazy:
         return self._compiled
 
     def __getattr__(self, name: str):
-        return getattr(self.compiled(), name)
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = getattr(self.compiled(), name)
+        self.__dict__[name] = value
+        return value
 
     def __repr__(self) -> str:
         return f"lazy({self._source!r})"
