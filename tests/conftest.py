@@ -41,6 +41,10 @@ def agent_corpus() -> list[str]:
     return read_shared_corpus("agent-synthetic.jsonl")
 
 
+NO_BWRAP = ("bwrap is not installed: `make test` installs bubblewrap with apt-get when "
+            "run as root; without it ringfence refuses every sandboxed run (exit 125)")
+
+
 def have_bwrap() -> bool:
     return shutil.which("bwrap") is not None
 

@@ -22,12 +22,14 @@ from pathlib import Path
 import pytest
 
 from ringfence.classifier.parse import parse
-from tests.conftest import SHARED_CORPUS, read_shared_corpus
+from tests.conftest import NO_SHARED, SHARED_CORPUS, read_shared_corpus
 
 from .bashlex_adapter import (DYN, BashlexFailed, SimpleCommand, bashlex_commands,
                               live_expansion, ours_commands, ours_literal_spans)
 
-bashlex = pytest.importorskip("bashlex")
+bashlex = pytest.importorskip(
+    "bashlex", reason="bashlex (GPL, test-only) is not installed: `make test` installs it "
+    "with the test extras (`pip install -e .[test]`)")
 
 ROOT = Path(__file__).resolve().parents[2]
 FULL = os.environ.get("RINGFENCE_DIFFERENTIAL") == "full"
@@ -210,7 +212,7 @@ def test_own_corpus_agrees_with_bashlex():
 @pytest.mark.parametrize("name", ["nl2bash.cm", "agent-synthetic.jsonl"])
 def test_shared_corpus_agrees_with_bashlex(name):
     if not (SHARED_CORPUS / name).is_file():
-        pytest.skip(f"{name} not found")
+        pytest.skip(f"{name}: {NO_SHARED}")
     commands = read_shared_corpus(name)[::SAMPLE_EVERY]
     stats, unexplained = _run(commands)
     assert stats["compared"] > len(commands) // 2

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from ringfence.classifier.verdict import Capability, Decoration, Verdict
-from tests.conftest import ROOT, have_bwrap, read_shared_corpus
+from tests.conftest import NO_BWRAP, ROOT, have_bwrap, read_shared_corpus
 
 from .compare import Outcome, compare, explains, format_problem, words_match
 from ringfence.rfcore.errors import SandboxError
@@ -26,7 +26,7 @@ from ringfence.rfcore.errors import SandboxError
 from .oracle import OracleResult, run_oracle, sandbox_mode, survivors_of
 
 FULL = os.environ.get("RINGFENCE_DIFFERENTIAL") == "full"
-needs_bwrap = pytest.mark.skipif(not have_bwrap(), reason="bwrap is not installed")
+needs_bwrap = pytest.mark.skipif(not have_bwrap(), reason=NO_BWRAP)
 
 # Disagreements already reported to the classifier's owner, awaiting a fix
 # (numbers refer to the findings list in docs/differential.md).
@@ -46,7 +46,7 @@ PROBES = ["make x$'\\\\'\\'", "make $'\\\\'\\''", "make x$'\\\\' y"]
 @pytest.fixture(scope="module")
 def basics() -> dict[str, OracleResult]:
     if not have_bwrap():
-        pytest.skip("bwrap is not installed")
+        pytest.skip(NO_BWRAP)
     cmds = [
         "ls -la | head -n 5",
         "rm 'a b' \"c\"d e\\ f $'g\\th' ''",

@@ -125,12 +125,12 @@ def test_classifier_words_equal_bash_words(classify, cmds):
     One example is a batch of 40 commands, so one oracle sandbox answers them
     all. A capability's argv must be exactly the words bash executes.
     """
-    from tests.conftest import have_bwrap
+    from tests.conftest import NO_BWRAP, have_bwrap
     from tests.differential.compare import compare, format_problem
     from tests.differential.oracle import run_oracle
 
     if not have_bwrap():
-        pytest.skip("bwrap is not installed")
+        pytest.skip(NO_BWRAP)
     bad = []
     for cmd, seen in zip(cmds, run_oracle(cmds, passes=(0,))):
         outcome = compare(classify(cmd), seen)

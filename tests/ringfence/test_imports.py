@@ -17,7 +17,7 @@ import tempfile
 
 import pytest
 
-from tests.conftest import ROOT, have_bwrap
+from tests.conftest import NO_BWRAP, ROOT, have_bwrap
 
 FORBIDDEN = {"typer", "rich", "lark", "bashlex", "click"}
 
@@ -98,7 +98,7 @@ def test_hook_loads_no_cli_framework(tmp_path):
 
 
 @pytest.mark.sandbox
-@pytest.mark.skipif(not have_bwrap(), reason="bwrap is not installed")
+@pytest.mark.skipif(not have_bwrap(), reason=NO_BWRAP)
 def test_run_loads_no_cli_framework(tmp_path):
     # The workspace lives under /var/tmp: the sandbox's /tmp is private, so a
     # workspace under the host's /tmp would not exist inside it.
@@ -142,7 +142,7 @@ NOT_ON_QUIET_RUN = {"shutil", "hashlib", "lzma", "bz2", "glob", "ringfence.apply
 
 
 @pytest.mark.sandbox
-@pytest.mark.skipif(not have_bwrap(), reason="bwrap is not installed")
+@pytest.mark.skipif(not have_bwrap(), reason=NO_BWRAP)
 @pytest.mark.parametrize("profile", ["strict", "observe", "build"])
 def test_a_run_that_writes_nothing_stays_light(tmp_path, profile):
     with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="rf-imports-") as work:
