@@ -193,9 +193,11 @@ def test_claude_code_observe_writes_nothing():
 def test_claude_code_exports_validate_against_schemastore():
     """SchemaStore's claude-code-settings.json, when a copy is provided (never committed)."""
     path = os.environ.get("RINGFENCE_CC_SCHEMA")
-    jsonschema = pytest.importorskip("jsonschema")
     if not path or not Path(path).is_file():
-        pytest.skip("set RINGFENCE_CC_SCHEMA to SchemaStore's claude-code-settings.json")
+        pytest.skip("set RINGFENCE_CC_SCHEMA to a copy of SchemaStore's "
+                    "claude-code-settings.json (not redistributed here)")
+    jsonschema = pytest.importorskip("jsonschema", reason="validating needs jsonschema "
+                                     "(`pip install jsonschema`)")
     schema = json.loads(Path(path).read_text())
     for name in BUILTINS:
         jsonschema.validate(_cc(name), schema)
