@@ -42,7 +42,7 @@ def load_corpus(path: Path) -> list[str]:
 
 def measure(commands: list[str], profile) -> dict:
     from ringfence.classifier import classify
-    from ringfence.gate import decide
+    from ringfence.session.gate import decide
 
     counts = collections.Counter()
     codes = collections.Counter()

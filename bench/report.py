@@ -60,8 +60,8 @@ def hook_cold_start(runs: int) -> dict[str, tuple[float, float]]:
     """Median seconds of the hook and of `python -c pass`, interleaved, in two states:
     before any ledger exists, and the everyday case: a ledger holding a grant for the
     session (the hook then reads grants from SQLite)."""
-    from ringfence import grants
-    from ringfence.ledger import Ledger
+    from ringfence.ledger import grants
+    from ringfence.ledger.store import Ledger
 
     out = {}
     with tempfile.TemporaryDirectory(prefix="rf-bench-hook-") as tmp:
@@ -75,7 +75,7 @@ def hook_cold_start(runs: int) -> dict[str, tuple[float, float]]:
                 with Ledger(env=env) as led:
                     grants.add_grants(led, ["git status"], "session", "claude-bench")
             elif state != "no ledger yet":
-                from ringfence.hooks.store import record_event
+                from ringfence.ledger.hook_rows import record_event
 
                 with Ledger(env=env) as led:
                     grants.add_grants(led, [f"tool{i}" for i in range(199)], "session",

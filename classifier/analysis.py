@@ -16,7 +16,7 @@ import re
 from typing import NamedTuple
 
 from . import data
-from .gitconfig import option_runs_program
+from ringfence.classifier.git_cmdline import option_runs_program
 from .ir import Script, Span, Word
 from .optscan import canonical_long, scan_args, skip_options  # noqa: F401 (re-exported)
 

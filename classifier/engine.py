@@ -13,7 +13,7 @@ from .analysis import analyze
 from .parse import parse
 from .rules import Context, triggers
 from .rules import capability, decoration, effects, onetime, values
-from .rules import parse as parse_rules
+from ringfence.classifier.rules import failclosed as parse_rules
 from .verdict import Decoration, Finding, Verdict
 
 # Checks in the order they must run: decoration marks what it strips before

@@ -4,7 +4,7 @@
 ``GIT_CONFIG_COUNT`` / ``GIT_CONFIG_KEY_<n>`` / ``GIT_CONFIG_VALUE_<n>``
 (git(1) "-c", "--config-env", "ENVIRONMENT VARIABLES") all set a configuration
 key for one run. Whether that can run a program depends only on the key (and
-for a few keys the value): the one table in ``ringfence.rfcore.gitkeys`` decides,
+for a few keys the value): the one table in ``ringfence.staging.git.keys`` decides,
 and an unknown key can (fail closed). ``user.email`` or ``color.ui`` run nothing;
 ``core.pager`` does.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 
 from ringfence.rfcore.lazyre import lazy
-from ringfence.rfcore.gitkeys import key_can_run_program
+from ringfence.staging.git.keys import key_can_run_program
 
 from .ir import Word
 

@@ -156,11 +156,11 @@ def compile_profile(profile: Profile, workspace: str | None, host, *,
         roots.append(fact.real)
         ops.append(Bind(fact.real, fact.real))
 
-    # Every write under the workspace is staged in an overlay (compiler/stage.py):
+    # Every write under the workspace is staged in an overlay (ringfence/staging/mount.py):
     # the host sees nothing until ringfence applies the run's upper dir, and a
     # change to a file the host obeys (.git/config, hooks, .envrc, the profile's
     # write_protect entries...) is applied only when judged harmless by content,
-    # else held for a person (ringfence/obeyed.py). No read-only re-binds: git
+    # else held for a person (ringfence/staging/judges.py). No read-only re-binds: git
     # itself must be able to write .git/config (git init, git config).
     if ws_real is not None and ws_real in roots:
         ops.append(Stage(ws_real))
@@ -188,7 +188,7 @@ def compile_profile(profile: Profile, workspace: str | None, host, *,
     # every sandbox whatever the profile says, even when they sit inside the
     # workspace. Mechanism, not policy. One that does not exist yet inside the
     # workspace is in the host-obeyed registry: a planted ledger is held, never
-    # applied (ringfence/settle.py).
+    # applied (ringfence/staging/settle.py).
     for d in host.private_dirs:
         fact = host.path(d)
         if fact.kind == "dir":

@@ -17,7 +17,7 @@ from typing import IO, Mapping, Sequence
 from ringfence.rfcore.errors import SandboxError
 from ringfence.rfcore.fsops import copy_file, remove_tree
 
-from . import stage as staging
+from ringfence.staging import mount as staging
 from .backends.bwrap import env_args, render
 from .host import HOST_ENV
 from .spec import Note, Rlimit, SandboxSpec, Stage

@@ -45,7 +45,7 @@ def render(profile: Profile, fmt: str, *, workspace: str, host=None, env=None) -
         from .backends import seatbelt
         return seatbelt.render(profile, workspace=workspace, env=env)
     if fmt == "claude-code":
-        from .backends import claude_code
+        from ringfence.compiler.backends import claude_settings as claude_code
         return claude_code.render(profile, workspace=workspace)
     spec = _compile(profile, workspace, host)
     if fmt == "json":
@@ -73,7 +73,7 @@ def export(profile: Profile, fmt: str, *, workspace: str, host=None,
     The workspace is checked as `run` checks it (RF609, RF616): an export never
     makes writable what a run would refuse to.
     """
-    from .workspace import refuse_unusable_workspace
+    from ringfence.compiler.writable import refuse_unusable_workspace
 
     refuse_unusable_workspace(profile, workspace, home or os.path.expanduser("~"),
                               error=ExportUsageError, action="nothing was exported")

@@ -22,7 +22,7 @@ from typing import IO
 
 from ringfence.rfcore.errors import SandboxError
 
-from . import stage as staging
+from ringfence.staging import mount as staging
 from .reap import Subreaper, child_pid
 from .terminal import ControlStrings, TermGuard, sink_is_tty, stdin_fd
 from .spec import Note, SandboxSpec
@@ -172,7 +172,7 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
                 except (BrokenPipeError, ValueError):
                     pass
         if setup_err is not None:
-            # The child could not set up the overlay (compiler/stage.py): it wrote
+            # The child could not set up the overlay (ringfence/staging/mount.py): it wrote
             # why and exited before exec'ing bwrap; nothing ran.
             msg = os.read(setup_err[0], 4096)
             if msg:

@@ -351,7 +351,7 @@ def _glob_regex(glob: str) -> re.Pattern:
 
 def _check_git_copies(profile: Profile, origins, workspace: str, out: list[Diagnostic]) -> None:
     """RF520: a workspace path masked by read_deny that git also tracks (``git show :.env``)."""
-    from ringfence.rfcore.gitindex import tracked_paths
+    from ringfence.staging.git.index import tracked_paths
 
     masks = [(entry, entry[len("{workspace}/"):]) for entry in profile.filesystem.read_deny
              if entry.startswith("{workspace}/")]

@@ -9,7 +9,7 @@ ask rules against the canonical spelling as well (``canonical_views``), and
 through an alias: granting a spelling grants only that spelling.
 
 Each row names its source (the tool's manual or ``--help``). Leaf module:
-stdlib only, used by ringfence.gate (profiles' rule matching) and rendering.
+stdlib only, used by ringfence.session.gate (profiles' rule matching) and rendering.
 """
 
 from __future__ import annotations

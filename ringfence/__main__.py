@@ -2,7 +2,7 @@
 
 ``hook``, ``run`` and ``check --json/--jsonl`` are called once per agent command,
 so they are served by ``ringfence.fast`` (stdlib + tree-sitter only). Human
-``check``/``explain`` go through the same dispatcher to ``ringfence.humancli``
+``check``/``explain`` go through the same dispatcher to ``ringfence.fast.human``
 (rich, no typer). Everything else goes to the typer/rich CLI in ``ringfence.cli``.
 """
 

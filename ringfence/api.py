@@ -31,6 +31,6 @@ def compile_profile(profile, workspace: str, host=None):
 def run(argv=None, *, command: str | None = None, profile: str = "build",
         workspace: str | None = None, **kwargs):
     """Run ``argv`` (or a bash ``command`` string) under ``profile``."""
-    from ringfence.runner import run as _run
+    from ringfence.session.runner import run as _run
 
     return _run(argv, command=command, profile=profile, workspace=workspace, **kwargs)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ringfence.rfcore.gitkeys import key_can_run_program, split_key
+from ringfence.staging.git.keys import key_can_run_program, split_key
 
 
 @pytest.mark.parametrize("key,value", [

@@ -6,7 +6,7 @@ import hashlib
 import re
 
 from ringfence.rfcore.hashing import sha256
-from ringfence import ledger
+from ringfence.ledger import store as ledger
 
 
 def test_sha256_matches_hashlib():

@@ -143,7 +143,7 @@ def test_inheritance_and_post_init_and_own_methods():
 def test_hot_path_does_not_import_dataclasses():
     # The point of the module: the per-command paths never pay for dataclasses/inspect.
     code = ("import sys, classifier, classifier.verdict, profiles.model, profiles.load, "
-            "ringfence.gate, ringfence.governor, ringfence.runner, compiler.execute; "
+            "ringfence.session.gate, ringfence.session.governor, ringfence.session.runner, compiler.execute; "
             "print(sorted(m for m in ('dataclasses', 'inspect') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..data import NETWORK_PATH
-from ..effects import option_effects
+from ringfence.classifier.effects_scan import option_effects
 from ..effects_data import PROGRAMS as _EFFECT_PROGRAMS
 from ..verdict import Capability
 from . import Context, Hit, always, facts, redirects

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..effects import option_effects
+from ringfence.classifier.effects_scan import option_effects
 from ..effects_data import PROGRAMS
 from ..selfcontrol import control_hits, SELF_NAMES
 from . import Context, Hit, assignments, declarations, interpreters, names

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..analysis import static_name
-from . import Context, Hit, always, redirects
+from ringfence.classifier.rules import Context, Hit, always, redirects
 
 
 def dynamic_command_name(ctx: Context) -> Iterable[Hit]:

@@ -7,7 +7,7 @@ from typing import Iterable
 from .. import data
 from ..analysis import Invocation, canonical_long, scan_args
 from ..embedded import EXEC, NAMES, UNKNOWN, awk_program, sed_script
-from ..gitconfig import harmless_env
+from ringfence.classifier.git_cmdline import harmless_env
 from ..interp import interp_mode
 from ..writes import program_words, file_writes, writers
 from ..ir import Word

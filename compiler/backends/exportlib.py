@@ -61,7 +61,7 @@ def protected(profile: Profile, workspace: str) -> list[str]:
     ringfence itself stages writes and judges the host-obeyed registry by content;
     these formats cannot, so they deny writing the registry's fixed paths
     (``rfcore.obeyed.EXPORT_DENY_WRITE``) plus the profile's ``write_protect``."""
-    from ringfence.rfcore.obeyed import EXPORT_DENY_WRITE
+    from ringfence.staging.registry import EXPORT_DENY_WRITE
 
     tooling = tooling_dir(profile)
     roots = writable_roots(profile, workspace)

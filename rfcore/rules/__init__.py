@@ -47,7 +47,7 @@ class Rule:
 # its family (checked when it is loaded), so looking up one code loads only
 # its family's modules: the classifier's hot path needs a finding's summary,
 # never the lint and backend rules.
-_MODULES = (("RF0", "parse"), ("RF1", "onetime"), ("RF1", "effects"), ("RF2", "capability"),
+_MODULES = (("RF0", "failclosed"), ("RF1", "onetime"), ("RF1", "effects"), ("RF2", "capability"),
             ("RF3", "decoration"), ("RF5", "lint"), ("RF6", "backend"))
 
 

@@ -1,6 +1,6 @@
 """RF0xx: the parse could not be trusted; fail closed."""
 
-from . import Rule
+from ringfence.rfcore.rules import Rule
 
 RULES: tuple[Rule, ...] = (
     Rule("RF001", "parse-error",

@@ -50,7 +50,7 @@ RULES: tuple[Rule, ...] = (
     _r("RF109", "git-exec-config", "git options that run programs.",
        "`git -c KEY=VAL`, `--config-env=KEY=ENVVAR` (and GIT_CONFIG_COUNT/KEY_n/VALUE_n, "
        "RF122) can set core.pager, core.sshCommand, aliases or hooks paths: they are judged "
-       "by the key with the one table of `rfcore/gitkeys.py` (`user.*`, `color.*` run "
+       "by the key with the one table of `ringfence/staging/git/keys.py` (`user.*`, `color.*` run "
        "nothing; unknown keys count as running a program); `--exec-path` always counts. "
        "`git config` setting such a key (core.hooksPath, "
        "core.fsmonitor, filter drivers, credential helpers, `!` aliases...) makes git run it "

@@ -26,7 +26,7 @@ class CliUsageError(UsageError):
 
 
 def _ledger():
-    from ringfence.ledger import Ledger
+    from ringfence.ledger.store import Ledger
 
     return Ledger(env=os.environ)
 
@@ -42,7 +42,7 @@ def age(seconds: float) -> str:
 def _text(value: str):
     from rich.text import Text
 
-    from ringfence.render import visible
+    from ringfence.views.verdict import visible
 
     return Text(visible(value))
 
@@ -50,7 +50,7 @@ def _text(value: str):
 def _approvals_list(as_json: bool) -> None:
     from rich.table import Table
 
-    from ringfence import approvals as ap
+    from ringfence.ledger import pending as ap
 
     from .output import console
 
@@ -64,7 +64,7 @@ def _approvals_list(as_json: bool) -> None:
         return
     from rich.text import Text
 
-    from ringfence.render import visible
+    from ringfence.views.verdict import visible
 
     # One block per request: long reasons stay readable at any terminal width.
     console.print(f"pending approvals: {len(items)} (state: waiting_for_approval)",
@@ -100,9 +100,9 @@ def _approvals_list(as_json: bool) -> None:
 
 
 def _approvals_show(ident: str) -> None:
-    from ringfence import approvals as ap
-    from ringfence.held import diffs
-    from ringfence.render import visible
+    from ringfence.ledger import pending as ap
+    from ringfence.session.held import diffs
+    from ringfence.views.verdict import visible
 
     with _ledger() as led:
         a = ap.get_or_for_run(led, ident)
@@ -119,7 +119,7 @@ def _approvals_show(ident: str) -> None:
 def _grants_list(as_json: bool) -> None:
     from rich.table import Table
 
-    from ringfence.grants import list_grants
+    from ringfence.ledger.grants import list_grants
 
     from .output import console
 
@@ -188,8 +188,8 @@ def register(app: typer.Typer) -> None:
 
         Example: ringfence approve ap_k3j5x7q2mn --scope session
         """
-        from ringfence import governor as G
-        from ringfence.grants import SCOPES
+        from ringfence.session import governor as G
+        from ringfence.ledger.grants import SCOPES
 
         if scope not in SCOPES:
             raise CliUsageError(f"unknown scope {scope!r}", hint="use once, session or always")
@@ -207,7 +207,7 @@ def register(app: typer.Typer) -> None:
 
         Example: ringfence deny ap_k3j5x7q2mn
         """
-        from ringfence import governor as G
+        from ringfence.session import governor as G
 
         from .output import console
 
@@ -233,8 +233,8 @@ def register(app: typer.Typer) -> None:
 
         Example: ringfence grants revoke 'git push'
         """
-        from ringfence.grants import revoke
-        from ringfence.render import visible
+        from ringfence.ledger.grants import revoke
+        from ringfence.views.verdict import visible
 
         from .output import console
 

@@ -9,9 +9,9 @@ def list_hook(limit: int, as_json: bool) -> None:
     from rich import box
     from rich.table import Table
 
-    from ringfence.hooks.store import list_events
-    from ringfence.ledger import Ledger
-    from ringfence.render import visible
+    from ringfence.ledger.hook_rows import list_events
+    from ringfence.ledger.store import Ledger
+    from ringfence.views.verdict import visible
 
     from .ledger import _short_when
     from .output import console

@@ -13,7 +13,7 @@ from typing import Optional
 
 import typer
 
-from ringfence.changeset import SUMMARY_AT
+from ringfence.ledger.changeset import SUMMARY_AT
 from ringfence.rfcore.errors import EXIT_USAGE, UsageError
 
 from . import options
@@ -24,7 +24,7 @@ STATE_STYLE = {"completed": "green", "failed": "red", "waiting_for_approval": "b
 
 
 def _ledger():
-    from ringfence.ledger import Ledger
+    from ringfence.ledger.store import Ledger
 
     return Ledger(env=os.environ)
 
@@ -32,7 +32,7 @@ def _ledger():
 def _t(value) -> "Text":
     from rich.text import Text
 
-    from ringfence.render import visible
+    from ringfence.views.verdict import visible
 
     return Text(visible("" if value is None else str(value), keep_newlines=True))
 
@@ -182,7 +182,7 @@ def show_view(rec):
 
     verdict = _verdict(rec.verdict)
     if verdict is not None:
-        from ringfence.render import verdict_view
+        from ringfence.views.verdict import verdict_view
 
         parts += [Text("\ncommand and verdict", style="bold underline"),
                   verdict_view(verdict, rec.decision)]
@@ -255,7 +255,7 @@ def show_view(rec):
 
 def change_rows(kind: str, paths: list[str]) -> list[tuple[str, str]]:
     """(change, text) rows summarizing a long path list by directory tree."""
-    from ringfence.changeset import summarize
+    from ringfence.ledger.changeset import summarize
 
     rows, more, more_groups = summarize(paths)
     dirs = len({p.rpartition("/")[0] for p in paths})
@@ -339,7 +339,7 @@ def register(app: typer.Typer) -> None:
         Example: ringfence ledger prune --before 30d --keep 1000
         """
         from ringfence.fast.numbers import number
-        from ringfence.ledger_prune import prune
+        from ringfence.ledger.prune import prune
 
         from .output import console
 
@@ -354,7 +354,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print(json.dumps(result))
             return
-        from ringfence.ledger_prune import describe
+        from ringfence.ledger.prune import describe
 
         console.print(describe(result), highlight=False)
 

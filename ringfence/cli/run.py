@@ -61,9 +61,9 @@ def _proxy_socket_check() -> Check:
 
 
 def checks() -> list[Check]:
-    from ringfence.compiler import stage as staging
+    from ringfence.staging import mount as staging
     from ringfence.rfcore.paths import state_dir
-    from ringfence.settle import recover
+    from ringfence.staging.settle import recover
     from ringfence.compiler.host import probe
 
     h = probe(full=True)

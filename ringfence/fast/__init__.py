@@ -1,6 +1,6 @@
 """Hot-path CLI: argparse only. `check --json/--jsonl`, `run` and `hook` never
 import typer, rich, lark or bashlex; human `check`/`explain` (routed here to
-`ringfence.humancli`) import rich for rendering but never typer.
+`ringfence.fast.human`) import rich for rendering but never typer.
 
 tests/ringfence/test_imports.py asserts this by running each fast command in a
 fresh interpreter and inspecting ``sys.modules``.
@@ -19,7 +19,7 @@ def main(argv: list[str]) -> int:
     try:
         if command == "explain" or (command == "check" and not any(
                 a in ("--json", "--jsonl") for a in rest)):
-            from ringfence.humancli import main as human
+            from ringfence.fast.human import main as human
 
             return human(command, rest)
         if command == "check":

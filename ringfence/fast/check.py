@@ -83,7 +83,7 @@ def _decider(profile_name: str | None):
         return None
     try:
         from ringfence.profiles.load import load_profile
-        from ringfence.gate import decide
+        from ringfence.session.gate import decide
     except ImportError as exc:
         raise CheckUsageError(
             f"--profile is not available in this build ({exc})",

@@ -2,7 +2,7 @@
 
 This is CLI code: it parses the arguments by hand (argparse would eat the command's
 flags), resolves the workspace and the profile, and hands one
-:class:`ringfence.governor.Request` to :func:`ringfence.governor.govern`, the
+:class:`ringfence.session.governor.Request` to :func:`ringfence.session.governor.govern`, the
 library's request-to-outcome state machine.
 
 Exit statuses (SPEC §4): the command's own status passes through; 125 when it
@@ -15,9 +15,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ringfence.governor import Deps, Request, Streams, default_deps, govern
-from ringfence.grants import current_session
-from ringfence.ledger import Ledger
+from ringfence.session.governor import Deps, Request, Streams, default_deps, govern
+from ringfence.ledger.grants import current_session
+from ringfence.ledger.store import Ledger
 
 
 def main(argv: list[str]) -> int:

@@ -103,7 +103,7 @@ class _Ledger:
     def get(self):
         if self.led is None and self.note is None:
             try:
-                from ringfence.ledger import Ledger
+                from ringfence.ledger.store import Ledger
 
                 self.led = Ledger(env=self.env, recover=False)   # recovery is run's job
             except Exception as exc:   # a broken ledger must never become an allow
@@ -168,7 +168,7 @@ def _pre(payload, profile, wrap, env, led) -> dict:
     except RingfenceError as exc:
         return output("ask", f"ringfence: cannot load the profile ({exc}); asking")
     from ringfence.classifier import classify
-    from ringfence.gate import decide
+    from ringfence.session.gate import decide
 
     session = session_for(payload, env)
     kind, prefix, body = ("state", command, "") if not wrap else _plan(command)
@@ -176,7 +176,7 @@ def _pre(payload, profile, wrap, env, led) -> dict:
     judged = body if wrapped else command
     grants = frozenset()
     if led.get() is not None and session:
-        from ringfence.grants import active_keys
+        from ringfence.ledger.grants import active_keys
 
         grants = active_keys(led.led, session)
     note = led.note
@@ -186,7 +186,7 @@ def _pre(payload, profile, wrap, env, led) -> dict:
     updated, consent = None, None
     if decision.decision != "deny" and wrapped:
         if decision.decision == "ask":
-            from .store import new_token
+            from ringfence.ledger.hook_rows import new_token
 
             consent = new_token()
         from .wrap import self_invocation, wrap_command
@@ -211,9 +211,9 @@ def _record_pre(payload, led, command, decision, verdict, prof, workspace, sessi
     ledger = led.get()
     if ledger is None:
         return
-    from ringfence.ledger import transaction
+    from ringfence.ledger.store import transaction
 
-    from .store import record_event, remember_ask
+    from ringfence.ledger.hook_rows import record_event, remember_ask
 
     sid, tid = _str(payload, "session_id"), _str(payload, "tool_use_id")
     mode = _str(payload, "permission_mode")
@@ -239,10 +239,10 @@ def _after(payload, event, led) -> None:
     ledger = led.get()
     if ledger is None:
         return
-    from ringfence.grants import add_grants
-    from ringfence.ledger import transaction
+    from ringfence.ledger.grants import add_grants
+    from ringfence.ledger.store import transaction
 
-    from .store import record_event, settle_ask
+    from ringfence.ledger.hook_rows import record_event, settle_ask
 
     sid, tid = _str(payload, "session_id"), _str(payload, "tool_use_id")
     command = _command(payload)
@@ -286,13 +286,13 @@ def _permission_request(payload, profile, env, led) -> dict | None:
     except RingfenceError:
         return None
     from ringfence.classifier import classify
-    from ringfence.gate import decide
+    from ringfence.session.gate import decide
 
     verdict = classify(command)
     decision = decide(verdict, prof, context="sandbox")
     ledger = led.get()
     if ledger is not None:
-        from .store import record_event
+        from ringfence.ledger.hook_rows import record_event
 
         record_event(ledger, event=PERM, session=_str(payload, "session_id"),
                      tool_use_id=_str(payload, "tool_use_id"), tool_name="Bash",

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 
 from ringfence.rfcore.errors import UsageError
 
-from .ledger import Ledger, new_id, transaction
+from ringfence.ledger.store import Ledger, new_id, transaction
 
 SCOPES = ("once", "session", "always")
 DEFAULT_SESSION_TTL = 8 * 3600.0
@@ -122,7 +122,7 @@ def revoke(ledger: Ledger, key: str | None = None, *, all_: bool = False) -> int
     """Delete grants for `key` (every scope and session), or every grant."""
     if not all_ and not key:
         raise UsageError("name a capability key to revoke, or pass --all")
-    from .ledger import storable
+    from ringfence.ledger.store import storable
 
     key = storable(key)
     with transaction(ledger.conn) as c:

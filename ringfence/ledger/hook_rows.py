@@ -26,7 +26,7 @@ import time
 
 from ringfence.rfcore.hashing import sha256
 
-from ..ledger import Ledger, storable, transaction
+from ringfence.ledger.store import Ledger, storable, transaction
 
 CONSENT_TTL = 15 * 60.0
 

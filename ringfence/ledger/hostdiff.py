@@ -1,7 +1,7 @@
 """Host runs only: what a run changed in its workspace (snapshot before/after, diff).
 
-Sandboxed runs are staged (compiler/stage.py) and get their exact record from
-their own overlay upper dir (ringfence/settle.py), at O(changes). A host run
+Sandboxed runs are staged (ringfence/staging/mount.py) and get their exact record from
+their own overlay upper dir (ringfence/staging/settle.py), at O(changes). A host run
 (``--host``, ``--sandbox off``) writes the workspace directly, so this capped
 walk is all there is for it.
 

@@ -24,11 +24,11 @@ from ringfence.rfcore.records import record
 
 from ringfence.rfcore.errors import ApprovalError, RingfenceError
 
-from .grants import add_grants, validate_scope
-from .ledger import Ledger, new_id, transaction
+from ringfence.ledger.grants import add_grants, validate_scope
+from ringfence.ledger.store import Ledger, new_id, transaction
 
 # "stage": a sandboxed run's changes to host-obeyed files, held in its stage until
-# a person applies (approve) or drops (deny) them (ringfence/held.py).
+# a person applies (approve) or drops (deny) them (ringfence/session/held.py).
 WHERE = ("host", "sandbox", "stage")
 
 
@@ -123,7 +123,7 @@ def create(ledger: Ledger, *, run_id: str, command: str, keys, verdict_class: st
 
 
 def get(ledger: Ledger, approval_id: str) -> Approval:
-    from .ledger import storable
+    from ringfence.ledger.store import storable
 
     approval_id = storable(approval_id)
     row = ledger.conn.execute("SELECT * FROM approvals WHERE id=?", (approval_id,)).fetchone()
@@ -137,7 +137,7 @@ def get_or_for_run(ledger: Ledger, ident: str) -> Approval:
     """An approval by its id, or a run's pending held changes by the RUN id."""
     if not ident.startswith("run_"):
         return get(ledger, ident)
-    from .ledger import storable
+    from ringfence.ledger.store import storable
 
     row = ledger.conn.execute("SELECT * FROM approvals WHERE run_id=? AND where_='stage' "
                               "ORDER BY (status='pending') DESC, created_at DESC LIMIT 1",

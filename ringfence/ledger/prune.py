@@ -62,7 +62,7 @@ def hook_candidates(conn: sqlite3.Connection, *, before: float | None, keep: int
                     now: float) -> tuple[list[int], list[tuple[str, str]], int]:
     """(hook_events seqs to delete, hook_asks (session, tool_use_id) to delete,
     how many old events were kept because their ask is still open)."""
-    from ringfence.hooks.store import CONSENT_TTL
+    from ringfence.ledger.hook_rows import CONSENT_TTL
 
     # One second wider than the schema's trigger (hook_asks_keep_open), whose clock,
     # julianday('now'), SQLite truncates to the millisecond: an ask at the window's
@@ -104,7 +104,7 @@ def prune(ledger, *, before: float | None = None, keep: int | None = None,
     be) removed."""
     import time
 
-    from ringfence.ledger import transaction
+    from ringfence.ledger.store import transaction
 
     if before is None and keep is None:
         raise ValueError("prune needs before or keep")

@@ -80,9 +80,9 @@ def _state_dir(env: Mapping[str, str] | None) -> str:
     return str(state_dir(env))
 
 
-# --- migrations (ringfence/ledger_schema.py): each applied in ONE transaction -----
+# --- migrations (ringfence/ledger/migrations.py): each applied in ONE transaction -----
 
-from .ledger_schema import MIGRATIONS  # noqa: E402
+from ringfence.ledger.migrations import MIGRATIONS  # noqa: E402
 
 
 def migrate(conn: sqlite3.Connection, upto: int | None = None) -> int:
@@ -271,7 +271,7 @@ class Ledger:
                         (run_id,)).fetchone()[0]
         pid = event.get("pid", os.getpid()) if state in TRANSIENT_STATES else None
         values = {k: event.get(k) for k in _RESULT_FIELDS}
-        from ringfence.changeset import pack_changes   # run events only, never the hook
+        from ringfence.ledger.changeset import pack_changes   # run events only, never the hook
 
         values["changes"] = pack_changes(values["changes"])
         for k in _JSON_FIELDS:
@@ -351,7 +351,7 @@ class Ledger:
             event = dict(e)
             for k in _JSON_FIELDS:
                 event[k] = _load(event[k])
-            from ringfence.changeset import unpack_changes
+            from ringfence.ledger.changeset import unpack_changes
 
             event["changes"] = unpack_changes(event["changes"])
             rec.events.append(event)
@@ -379,7 +379,7 @@ def storable(text: str | None) -> str | None:
 def _dump(value: object) -> str | None:
     if value is None:
         return None
-    from ringfence.changeset import json_default
+    from ringfence.ledger.changeset import json_default
 
     return json.dumps(value, sort_keys=True, default=json_default)
 

@@ -2,7 +2,7 @@
 for (on the host, or in its sandbox), streams its real output, exits with its status
 and appends the result to the ORIGINAL run; ``deny`` records the refusal on it.
 
-Held changes of a staged run (``where == "stage"``) go to ``ringfence.held``.
+Held changes of a staged run (``where == "stage"``) go to ``ringfence.session.held``.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import subprocess
 
 from ringfence.rfcore.errors import ApprovalError
 
-from . import approvals as ap
-from .govern_host import exec_and_record
-from .govern_records import Deps, Request, Streams, default_deps
-from .govern_sandbox import execute as sandbox_execute
-from .ledger import Ledger
+from ringfence.ledger import pending as ap
+from ringfence.session.on_host import exec_and_record
+from ringfence.session.request import Deps, Request, Streams, default_deps
+from ringfence.session.in_sandbox import execute as sandbox_execute
+from ringfence.ledger.store import Ledger
 
 
 def approve(approval_id: str, *, scope: str = "once", session: str | None = None,
@@ -27,7 +27,7 @@ def approve(approval_id: str, *, scope: str = "once", session: str | None = None
     if pending.status != "pending":
         raise ap.decided_error(pending)
     if pending.where == "stage":
-        from .held import approve_held
+        from ringfence.session.held import approve_held
 
         return approve_held(pending, scope=scope, ledger=ledger, streams=streams)
     grant_session = session or pending.session or ""
@@ -81,7 +81,7 @@ def _approve_bound(pending, approval_id, scope, grant_session, profile, cwd_fd, 
 def deny(approval_id: str, *, ledger: Ledger) -> ap.Approval:
     pending = ap.get_or_for_run(ledger, approval_id)
     if pending.where == "stage":
-        from .held import deny_held
+        from ringfence.session.held import deny_held
 
         return deny_held(pending, ledger=ledger)
     approval_id = pending.id

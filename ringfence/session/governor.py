@@ -18,7 +18,7 @@ state is one function below; it does its work and names the next state::
   with this session's grants) allows, else a pending approval (75); ``one_time``
   -> always a pending approval: a grant never covers it, whatever the gate says.
 * sandboxed request: the gate (context ``sandbox``) says deny -> 77, ask ->
-  pending approval to run *in the sandbox* (75), allow -> ``ringfence.runner``.
+  pending approval to run *in the sandbox* (75), allow -> ``ringfence.session.runner``.
 
 Executing lives beside it: ``govern_host`` (on the host), ``govern_sandbox`` (in
 the sandbox, and what a boundary failure looks like), ``govern_approve``
@@ -34,10 +34,10 @@ from enum import Enum
 from ringfence.rfcore.records import record
 from typing import Any
 
-from .govern_outcomes import pending_reasons, record_pending, record_refusal
-from .govern_records import Deps, Outcome, Request, Streams, default_deps, safe
-from .grants import active_keys
-from .ledger import Ledger
+from ringfence.session.outcomes import pending_reasons, record_pending, record_refusal
+from ringfence.session.request import Deps, Outcome, Request, Streams, default_deps, safe
+from ringfence.ledger.grants import active_keys
+from ringfence.ledger.store import Ledger
 
 
 class State(Enum):
@@ -150,7 +150,7 @@ def sandbox_request(f: Flow) -> State:
         # The person approved this exact command in Claude Code (hook --wrap): the
         # token is bound to the command text, the tool_use_id and the session, and
         # is spent by this one run. Anything else falls through to a pending approval.
-        from .hooks.store import consume_consent
+        from ringfence.ledger.hook_rows import consume_consent
 
         note = consume_consent(f.ledger, f.req.consent, command=f.req.text,
                                session=f.req.session)
@@ -169,7 +169,7 @@ def sandbox_request(f: Flow) -> State:
 
 
 def sandbox_run(f: Flow) -> State:
-    from .govern_sandbox import execute, looks_like_boundary
+    from ringfence.session.in_sandbox import execute, looks_like_boundary
 
     run_id = f.start_run("running", f.decision.to_json())
     outcome, result = execute(f.req, f.ledger, f.deps, f.streams, run_id, f.verdict.keys,
@@ -206,7 +206,7 @@ def pending(f: Flow) -> State:
 
 
 def host_run(f: Flow) -> State:
-    from .govern_host import run_on_host
+    from ringfence.session.on_host import run_on_host
 
     return f.finish(run_on_host(f))
 

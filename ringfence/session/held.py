@@ -1,6 +1,6 @@
 """Held changes: a sandboxed run's changes to host-obeyed files, waiting for a person.
 
-When ``settle`` holds something (``ringfence/obeyed.py`` could not judge it
+When ``settle`` holds something (``ringfence/staging/judges.py`` could not judge it
 harmless), the governor records ONE pending approval of kind ``stage`` for the
 run, under the run's id: ``ringfence approvals list`` shows it with the held
 paths and why, ``ringfence approve RUN_ID`` applies them into the workspace (the
@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import os
 
-from . import approvals as ap
+from ringfence.ledger import pending as ap
 
 
 def stage_for(ledger, run_id: str, env=None):
     """The stage kept for a run (from its change record), or None."""
-    from ringfence.compiler import stage as stg
+    from ringfence.staging import mount as stg
     from ringfence.rfcore.paths import state_dir
 
     run = ledger.get_run(run_id)
@@ -40,7 +40,7 @@ def pend_held(req, ledger, streams, run_id: str, result) -> ap.Approval:
                   profile=req.profile.name, profile_source=getattr(req.profile, "source", None),
                   workspace=os.path.abspath(req.workspace), cwd=req.cwd or os.getcwd(),
                   session=req.session)
-    from .governor import safe
+    from ringfence.session.governor import safe
 
     streams.say(f"ringfence: {len(held)} change(s) to files the host obeys were HELD, not "
                 f"applied (run {run_id}); everything else was applied:")
@@ -56,7 +56,7 @@ def pend_held(req, ledger, streams, run_id: str, result) -> ap.Approval:
 
 def diffs(ledger, approval: ap.Approval, env=None) -> list[tuple[str, str]]:
     """[(path, unified diff)] of a pending stage approval's held changes."""
-    from .settle import diff, held_plan
+    from ringfence.staging.settle import diff, held_plan
 
     stage = stage_for(ledger, approval.run_id, env)
     if stage is None:
@@ -68,8 +68,8 @@ def diffs(ledger, approval: ap.Approval, env=None) -> list[tuple[str, str]]:
 def approve_held(pending: ap.Approval, *, scope: str, ledger, streams) -> int:
     from ringfence.rfcore.errors import ApprovalError
 
-    from .governor import safe
-    from .settle import apply_held
+    from ringfence.session.governor import safe
+    from ringfence.staging.settle import apply_held
 
     stage = stage_for(ledger, pending.run_id)
     if stage is None:

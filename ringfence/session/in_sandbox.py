@@ -1,4 +1,4 @@
-"""Executing in the sandbox: hand the request to the runner (``ringfence.runner``),
+"""Executing in the sandbox: hand the request to the runner (``ringfence.session.runner``),
 record what it did on the run's ledger row, and tell a boundary failure from the
 command's own (Host-Assisted escalates the first kind only).
 
@@ -15,8 +15,8 @@ from typing import Any
 
 from ringfence.rfcore.errors import EXIT_UNSAFE, RingfenceError
 
-from .govern_records import Outcome
-from .ledger import tail
+from ringfence.session.request import Outcome
+from ringfence.ledger.store import tail
 
 # A sandboxed failure "looks like the boundary" when its stderr says so. These are
 # the kernel's words for EPERM/EACCES/EROFS, the proxy's refusal, and a socket the
@@ -52,7 +52,7 @@ def execute(req, ledger, deps, streams, run_id, keys, approval_id=None, approved
 
     Returns ``(Outcome, runner result)``; the result is None when nothing ran."""
     # No walk of the workspace: a staged run reports its exact changes itself
-    # (ringfence/settle.py); only a run that was not staged falls back to this.
+    # (ringfence/staging/settle.py); only a run that was not staged falls back to this.
     before = None
     started = time.monotonic()
     try:
@@ -120,7 +120,7 @@ def _record_sandbox(req, ledger, streams, run_id, result, before, started, appro
         degradations=_jsonable(getattr(result, "degradations", None)),
         outcome=getattr(result, "outcome", None), approval_id=approval_id)
     if getattr(result, "held", None):
-        from .held import pend_held
+        from ringfence.session.held import pend_held
 
         pend_held(req, ledger, streams, run_id, result)
     return Outcome(run_id, state, code), result
@@ -132,7 +132,7 @@ def _changes(before, workspace, result=None) -> dict | None:
         return staged
     if before is None:
         return None       # not staged (Observe: nothing writable), nothing to diff
-    from .changes import diff, snapshot
+    from ringfence.ledger.hostdiff import diff, snapshot
 
     return diff(before, snapshot(workspace)).to_json()
 

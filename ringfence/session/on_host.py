@@ -2,7 +2,7 @@
 sandbox off. The command gets ringfence's own environment (never a profile's) and
 streams its output; the ledger row of its run gets the result and the workspace diff.
 
-Imported only when something runs on the host (``ringfence.governor`` reaches it lazily).
+Imported only when something runs on the host (``ringfence.session.governor`` reaches it lazily).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import subprocess
 import threading
 import time
 
-from .changes import diff, snapshot
-from .govern_records import Outcome, Streams
+from ringfence.ledger.hostdiff import diff, snapshot
+from ringfence.session.request import Outcome, Streams
 from ringfence.rfcore.records import record
 
 

@@ -11,8 +11,8 @@ import os
 
 from ringfence.rfcore.errors import EXIT_DENIED, EXIT_WAITING
 
-from . import approvals as ap
-from .govern_records import Outcome, safe
+from ringfence.ledger import pending as ap
+from ringfence.session.request import Outcome, safe
 
 
 def record_refusal(f) -> Outcome:

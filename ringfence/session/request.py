@@ -67,8 +67,8 @@ class Deps:
 def default_deps() -> Deps:
     from ringfence.classifier import classify
     from ringfence.profiles.load import load_profile
-    from ringfence.gate import decide
-    from ringfence.runner import run
+    from ringfence.session.gate import decide
+    from ringfence.session.runner import run
 
     # Classify once per run: the runner re-checks the gate on the verdict the
     # governor already computed for the very same text (it re-classifies if the

@@ -59,7 +59,7 @@ class RunResult:
     stderr: bytes | None = None
     network: tuple = ()             # proxy decisions
     degradations: tuple = ()        # RF6xx notes (compile, runtime, recovery)
-    changes: dict | None = None     # the exact change record (ringfence/settle.py)
+    changes: dict | None = None     # the exact change record (ringfence/staging/settle.py)
     held: tuple = ()                # changes held for a person: ({path, op, why}, ...)
     stage: str | None = None        # the stage dir keeping the held changes
     outcome: str | None = None      # why an aborted run stopped: "timeout" | "signal"
@@ -109,7 +109,7 @@ def prepare(argv: Sequence[str] | None = None, *, command: str | None = None,
     prof, why = _resolve_profile(profile, ws, env)
 
     from ringfence.classifier import classify
-    from ringfence.gate import decide
+    from ringfence.session.gate import decide
 
     text = command if command is not None else shlex.join(argv)
     inner = ("bash", "-c", "--", command) if command is not None else tuple(argv)
@@ -149,7 +149,7 @@ def big_command(command: str) -> tuple[str, ...]:
 def recover(env: Mapping[str, str]) -> tuple:
     """Report the stages of dead runs (SIGKILLed ringfence) that never settled:
     their writes never reached the workspace; remove their proxy runtime dirs."""
-    from ringfence.compiler.stage import recover as _recover
+    from ringfence.staging.mount import recover as _recover
     from ringfence.rfcore.paths import state_dir
 
     notes = tuple(_recover(state_dir(env)))
@@ -181,7 +181,7 @@ def _refuse_broad_workspace(profile, workspace: str, home: str) -> None:
     """A run whose writable workspace is / or contains the home directory would make
     dotfiles, ~/.local/bin and autostart entries writable: far more than "the
     project". Refused (RF616); every export refuses the same (compiler.workspace)."""
-    from ringfence.compiler.workspace import refuse_unusable_workspace
+    from ringfence.compiler.writable import refuse_unusable_workspace
 
     refuse_unusable_workspace(profile, workspace, home)
 
@@ -203,7 +203,7 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
         # The sandbox is gone: record exactly what it wrote, apply what is harmless,
         # keep what the host would obey (held) in the stage for a person.
         from ringfence.compiler.execute import warn
-        from ringfence.settle import settle
+        from ringfence.staging.settle import settle
 
         settled = settle(res.stage, p.profile, p.env)
         changes, held, kept, late = settled.changes, settled.held, settled.stage, settled.notes

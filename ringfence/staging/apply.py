@@ -11,7 +11,7 @@ compares each entry with the workspace (the overlay's lower layer):
   for writing (copy-up): not a change, dropped;
 * everything else is created or modified.
 
-Each change is judged by ``ringfence.obeyed``; a held one stays in the stage.
+Each change is judged by ``ringfence.staging.judges``; a held one stays in the stage.
 
 ``apply_plan`` moves the rest into the workspace: a new directory whose whole
 subtree is harmless is renamed in one step (copied when the stage is on another
@@ -148,7 +148,7 @@ def _judge(registry, rel: str, upath: str | None, ust, lpath: str, lst) -> tuple
     if hit is None:
         return None, None
     kind = hit[0]
-    from .obeyed import judge
+    from ringfence.staging.judges import judge
 
     if upath is None:                       # deletion
         return judge(kind, rel, None, None, is_link=False, workspace=registry.workspace), kind

@@ -1,6 +1,6 @@
 """What the host obeys: the ONE registry, and the judge of a sandbox's change to it.
 
-A sandboxed run's writes are staged (``compiler/stage.py``); before they reach the
+A sandboxed run's writes are staged (``ringfence/staging/mount.py``); before they reach the
 workspace, every changed path is looked up here. A path the host will later
 execute or obey *implicitly* (plain ``git status``, ``cd`` with direnv, opening
 the editor or the agent) is applied only when its new content is judged
@@ -13,7 +13,7 @@ registry is about what tools run without being asked.
 Each row: (pattern, kind, why the host obeys it). ``kind`` picks the judge:
 
 * ``git-config``  harmless when every key it adds or changes satisfies
-  ``not key_can_run_program`` (rfcore/gitkeys.py, the classifier's table);
+  ``not key_can_run_program`` (ringfence/staging/git/keys.py, the classifier's table);
 * ``git-redirect`` (a gitfile ``.git``, ``commondir``, ``gitdir``): harmless when
   it points, inside the workspace, at a path with a ``.git`` component (so what it
   points at is itself judged here);
@@ -30,9 +30,9 @@ import fnmatch
 import os
 import posixpath
 
-from ringfence.rfcore.gitkeys import key_can_run_program
+from ringfence.staging.git.keys import key_can_run_program
 
-from ringfence.rfcore.obeyed import AT_TOP, BY_NAME, HOLD_DELETE, IN_GIT_DIR  # noqa: E402
+from ringfence.staging.registry import AT_TOP, BY_NAME, HOLD_DELETE, IN_GIT_DIR  # noqa: E402
 
 
 class Registry:
@@ -118,7 +118,7 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
         return _judge_redirect(rel, text, workspace)
     if kind == "attributes":
         return _judge_attributes(text, old_text)
-    from .gitconfig import ConfigSyntaxError, added, parse
+    from ringfence.staging.git.config import ConfigSyntaxError, added, parse
 
     try:
         pairs, old_pairs = parse(text), (parse(old_text) if old_text else [])

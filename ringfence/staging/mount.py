@@ -8,7 +8,7 @@ every sandbox hides. So:
 * every write of the run lands in its own upper dir: the change record is a walk
   of that dir (O(changes), never O(workspace)), and concurrent runs never mix;
 * the host's workspace is untouched until ringfence applies the upper
-  (``ringfence.apply``); a SIGKILL of ringfence leaves nothing in the workspace;
+  (``ringfence.staging.apply``); a SIGKILL of ringfence leaves nothing in the workspace;
 * mounting costs O(1) whatever the workspace size.
 
 bubblewrap 0.8 has no ``--overlay``, so the child does it itself, between fork
@@ -123,7 +123,7 @@ def recover(state: str) -> list:
     """Stages of dead runs that never settled (ringfence was SIGKILLed): their
     writes were never applied; say so (RF642), and remove their proxy runtime dirs.
     Costs one ``listdir`` when there are none."""
-    from .spec import Note
+    from ringfence.compiler.spec import Note
 
     root = stage_root(state)
     try:

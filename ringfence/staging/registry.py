@@ -1,9 +1,9 @@
 """The host-obeyed registry's data: which workspace paths the host executes or obeys.
 
-Data only (stdlib, a leaf): ``ringfence/obeyed.py`` judges a sandbox's change to
+Data only (stdlib, a leaf): ``ringfence/staging/judges.py`` judges a sandbox's change to
 these by content; the exporters (srt, Seatbelt, Claude Code), which cannot stage
 writes, deny writing ``EXPORT_DENY_WRITE`` instead. Each row says why the host
-obeys the path. See ringfence/obeyed.py for the judges (``kind``).
+obeys the path. See ringfence/staging/judges.py for the judges (``kind``).
 """
 
 from __future__ import annotations

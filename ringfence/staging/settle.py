@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
-from ringfence.compiler import stage as stg
+from ringfence.staging import mount as stg
 from ringfence.compiler.spec import Note
 from ringfence.rfcore.records import record
 
@@ -45,7 +45,7 @@ def _inside(path: str, root: str) -> str | None:
 
 
 def _read_config(path: str):
-    from .gitconfig import ConfigSyntaxError, parse
+    from ringfence.staging.git.config import ConfigSyntaxError, parse
 
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
@@ -72,8 +72,8 @@ def registry_for(workspace: str, profile=None, env: Mapping[str, str] | None = N
     """The registry (``obeyed.Registry``), with the pre-run config's hooksPath/include
     targets and the profile's write_protect entries and ringfence's private dirs in
     the workspace."""
-    from .gitconfig import get_all
-    from .obeyed import Registry
+    from ringfence.staging.git.config import get_all
+    from ringfence.staging.judges import Registry
 
     env = os.environ if env is None else env
     extra: dict[str, tuple[str, str]] = {}
@@ -140,7 +140,7 @@ def settle(stage: stg.Stage, profile=None, env: Mapping[str, str] | None = None)
         changes = _record(stage)
         stage.remove()
         return Settled(changes, (), (), None)
-    from .apply import apply_plan, plan
+    from ringfence.staging.apply import apply_plan, plan
 
     ws = stage.workspace
     stage.clear_work()
@@ -175,7 +175,7 @@ def _action_json(a) -> dict:
 
 def held_plan(stage: stg.Stage):
     """The held changes kept in ``stage``'s meta, as an ``apply.Plan``."""
-    from .apply import Action, Plan
+    from ringfence.staging.apply import Action, Plan
 
     p = Plan()
     for item in stage.meta().get("held", []):
@@ -187,7 +187,7 @@ def held_plan(stage: stg.Stage):
 def apply_held(stage: stg.Stage) -> list[tuple[str, str]]:
     """A person approved: apply the held changes; remove the stage when done."""
     # mkdir parents of held entries that were never created (a held new dir)
-    from .apply import apply_plan
+    from ringfence.staging.apply import apply_plan
 
     p = held_plan(stage)
     failed = apply_plan(p, stage.upper, stage.workspace, held=True)

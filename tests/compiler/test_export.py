@@ -16,7 +16,7 @@ import pytest
 from ringfence.compiler import export as export_mod
 from ringfence.compiler import seccomp
 from ringfence.compiler.backends import bwrap as bwrap_backend
-from ringfence.compiler.backends.claude_code import bash_rules
+from ringfence.compiler.backends.claude_settings import bash_rules
 from ringfence.compiler.backends.exportlib import srt_domains
 from ringfence.compiler.backends.seatbelt import _glob_regex
 from ringfence.compiler.compile import compile_profile

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from ringfence import grants as G
-from ringfence.ledger import Ledger
+from ringfence.ledger import grants as G
+from ringfence.ledger.store import Ledger
 
 
 pytestmark = pytest.mark.sandbox

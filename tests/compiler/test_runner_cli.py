@@ -12,7 +12,7 @@ import pytest
 from ringfence.profiles.model import Profile
 from ringfence.rfcore.errors import SandboxError, UsageError
 from ringfence.fast.run import main as fast_run
-from ringfence.runner import run
+from ringfence.session.runner import run
 
 from .sandbox_util import CLI
 

@@ -346,7 +346,7 @@ def test_pip_download_from_the_allowlisted_registry_works_under_build(box):
 
 
 def test_proxy_refusals_are_recorded_and_say_which_rule(box):
-    from ringfence.runner import run
+    from ringfence.session.runner import run
 
     script = ("import urllib.request, urllib.error\n"
               "try:\n"

@@ -90,7 +90,7 @@ HOW = ("ringfence", "./ringfence", ".venv/bin/ringfence", "/usr/local/bin/ringfe
        context=st.sampled_from(("host", "sandbox")),
        profile=st.sampled_from(("build", "strict", "observe", "host")))
 def test_ringfence_control_is_denied_everywhere(how, sub, style, context, profile):
-    from ringfence.gate import decide
+    from ringfence.session.gate import decide
     from ringfence.profiles.load import load_profile
 
     first, _, rest = sub.partition(" ")

@@ -251,7 +251,7 @@ def test_cli_compile_delegates_to_the_exporter(tmp_path):
 def test_git_index_is_read_without_git(tmp_path, version):
     import subprocess
 
-    from ringfence.rfcore.gitindex import tracked_paths
+    from ringfence.staging.git.index import tracked_paths
 
     git = ["git", "-C", str(tmp_path)]
     subprocess.run([*git, "init", "-q"], check=True)

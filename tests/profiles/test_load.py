@@ -50,7 +50,7 @@ def test_sandboxed_builtins_deny_credentials_and_protect_files(name):
     assert set(CREDENTIAL_STORES) <= set(p.filesystem.read_deny)
     # The host-obeyed registry is built in (no profile can drop it); exporters,
     # which cannot stage and judge writes, deny writing its fixed paths.
-    from ringfence.rfcore.obeyed import EXPORT_DENY_WRITE
+    from ringfence.staging.registry import EXPORT_DENY_WRITE
     assert set(PROTECTED) <= set(EXPORT_DENY_WRITE)
     assert p.filesystem.write_protect == ()
     assert p.filesystem.private_tmp is True

@@ -193,7 +193,7 @@ _DECIDE = textwrap.dedent("""
     sys.modules["lark"] = None          # any `import lark` now raises ImportError
     from ringfence.classifier.verdict import Capability, Verdict
     from ringfence.profiles.load import load_profile
-    from ringfence.gate import decide
+    from ringfence.session.gate import decide
     v = Verdict("git push", "capability",
                 (Capability("git push", "git", ("git", "push"), (0, 8)),))
     out = []

@@ -17,7 +17,7 @@ import pytest
 from tests.ringfence.pushrepo import branches, pushable_workspace
 
 from ringfence.classifier import classify
-from ringfence.gate import decide
+from ringfence.session.gate import decide
 from ringfence.profiles.load import load_profile
 from ringfence.rfcore.actions import ALIASES, canonical_action, canonical_views
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from ringfence.apply import apply_plan, plan
-from ringfence.obeyed import Registry
+from ringfence.staging.apply import apply_plan, plan
+from ringfence.staging.judges import Registry
 
 
 def _setup(tmp_path):

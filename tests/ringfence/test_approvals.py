@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from ringfence.rfcore.errors import ApprovalError, UsageError
-from ringfence import approvals as ap
-from ringfence import grants as gr
-from ringfence.ledger import Ledger
+from ringfence.ledger import pending as ap
+from ringfence.ledger import grants as gr
+from ringfence.ledger.store import Ledger
 
 ROOT = Path(__file__).resolve().parents[2]
 RINGFENCE = [sys.executable, "-m", "ringfence"]

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from ringfence import changeset
-from ringfence.changeset import pack_changes, summarize, unpack_changes
+from ringfence.ledger import changeset
+from ringfence.ledger.changeset import pack_changes, summarize, unpack_changes
 from ringfence.compiler.spec import Note
-from ringfence.ledger import Ledger
+from ringfence.ledger.store import Ledger
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ".venv/lib/python3.11/site-packages"
@@ -88,7 +88,7 @@ def test_old_repr_notes_read_back_as_objects():
 
 
 def test_the_governor_passes_notes_not_their_repr(tmp_path):
-    from ringfence import govern_sandbox as governor
+    from ringfence.session import in_sandbox as governor
 
     # protected_created (RF604 notes) is gone with the journal (issue 12): a staged
     # run's record carries its held changes as JSON objects and is stored as is.

@@ -8,8 +8,8 @@ import pytest
 classifier = pytest.importorskip("ringfence.classifier.engine")
 
 from ringfence.classifier import classify  # noqa: E402
-from ringfence import governor as G  # noqa: E402
-from ringfence import runner  # noqa: E402
+from ringfence.session import governor as G  # noqa: E402
+from ringfence.session import runner  # noqa: E402
 
 
 def test_prepare_reuses_a_verdict_for_the_same_text(tmp_path):

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import ROOT
 from ringfence.rfcore.rules import REGISTRY
-from ringfence import render, render_rules
+from ringfence.views import verdict as render, registry as render_rules
 from ringfence.fast import check as fast
 
 def needs_engine(test):
@@ -271,7 +271,7 @@ def test_json_mission_case_is_the_exact_contract():
 def test_json_with_profile_adds_the_gate_decision(profile, cmd, decision):
     from ringfence.classifier import classify
     from ringfence.profiles.load import load_profile
-    from ringfence.gate import decide
+    from ringfence.session.gate import decide
 
     proc = rf("check", "--json", "--profile", profile, cmd)
     out, err = text(proc)

@@ -7,8 +7,8 @@ import os
 import subprocess
 import sys
 
-from ringfence import approvals as ap
-from ringfence.ledger import Ledger
+from ringfence.ledger import pending as ap
+from ringfence.ledger.store import Ledger
 
 CLI = [sys.executable, "-m", "ringfence"]
 

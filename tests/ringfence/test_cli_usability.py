@@ -206,7 +206,7 @@ def test_no_setup_step_installs_what_nothing_uses():
 
 # 10 -----------------------------------------------------------------------------
 def _seed(home: Path, n: int) -> list[str]:
-    from ringfence.ledger import Ledger
+    from ringfence.ledger.store import Ledger
 
     env = {"RINGFENCE_HOME": str(home / "rf")}
     with Ledger(env=env) as led:
@@ -234,8 +234,8 @@ def test_ledger_list_filters(tmp_path):
 
 
 def test_ledger_prune_keeps_pending_approvals_and_what_they_need(tmp_path):
-    from ringfence import approvals
-    from ringfence.ledger import Ledger
+    from ringfence.ledger import pending as approvals
+    from ringfence.ledger.store import Ledger
 
     env = {"RINGFENCE_HOME": str(tmp_path / "rf")}
     with Ledger(env=env) as led:
@@ -266,8 +266,8 @@ def test_ledger_prune_keeps_pending_approvals_and_what_they_need(tmp_path):
 
 
 def test_prune_is_all_or_nothing(tmp_path):
-    from ringfence import ledger_prune
-    from ringfence.ledger import Ledger
+    from ringfence.ledger import prune as ledger_prune
+    from ringfence.ledger.store import Ledger
 
     env = {"RINGFENCE_HOME": str(tmp_path / "rf")}
     with Ledger(env=env) as led:
@@ -330,7 +330,7 @@ def test_ledger_network_rule_says_default_deny_like_the_403_body():
     from rich.console import Console
 
     from ringfence.cli.ledger import DEFAULT_DENY, show_view
-    from ringfence.ledger import RunRecord
+    from ringfence.ledger.store import RunRecord
 
     rec = RunRecord(id="run_x", created_at=0.0, kind="sandbox", command="curl x")
     rec.events = [{"seq": 1, "at": 0.0, "state": "failed", "exit_code": 7, "note": None,

@@ -1,4 +1,4 @@
-"""ringfence.gate: a table over the built-in profiles x verdict kinds x contexts."""
+"""ringfence.session.gate: a table over the built-in profiles x verdict kinds x contexts."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from ringfence.classifier.verdict import Capability, Finding, Verdict
 from ringfence.profiles.load import load_profile
-from ringfence.gate import Decision, decide
+from ringfence.session.gate import Decision, decide
 
 PROFILES = {n: load_profile(n) for n in ("observe", "build", "strict", "host-assisted", "host")}
 

@@ -23,11 +23,11 @@ import pytest
 from ringfence.classifier.verdict import Capability, Finding, Verdict
 from ringfence.profiles.model import CommandRule, Profile
 from ringfence.rfcore.errors import ApprovalError, SandboxError, UsageError
-from ringfence import approvals as ap
-from ringfence import governor as G
+from ringfence.ledger import pending as ap
+from ringfence.session import governor as G
 from ringfence.fast import run as run_cli
-from ringfence import grants as gr
-from ringfence.ledger import Ledger
+from ringfence.ledger import grants as gr
+from ringfence.ledger.store import Ledger
 
 ROOT = Path(__file__).resolve().parents[2]
 ID = re.compile(r"^ap_[a-z2-7]{10}$")
@@ -304,7 +304,7 @@ def test_concurrent_approve_from_two_processes_executes_once(env):
     code = textwrap.dedent("""
         import os, sys, time
         from ringfence import governor as G
-        from ringfence.ledger import Ledger
+        from ringfence.ledger.store import Ledger
         from ringfence.rfcore.errors import ApprovalError
         from tests.ringfence.test_governor import BUILD
         led = Ledger(sys.argv[1])
@@ -371,7 +371,7 @@ def test_sandbox_deny_rule_is_77(env):
 
 
 def test_sandbox_run_is_recorded_with_changes(env):
-    # A staged run reports its exact change record itself (ringfence/settle.py):
+    # A staged run reports its exact change record itself (ringfence/staging/settle.py):
     # the governor stores it as is and never walks the workspace.
     record = {"created": ["built.o"], "modified": [], "deleted": [], "capped": False,
               "unreadable_dirs": 0, "staged": True, "stage": "st_x", "held": [],

@@ -10,8 +10,8 @@ import io
 
 import pytest
 
-from ringfence import governor as G
-from ringfence.governor import State as S
+from ringfence.session import governor as G
+from ringfence.session.governor import State as S
 from ringfence.profiles.model import CommandRule, Profile
 from tests.ringfence.test_governor import ASSIST, BUILD, STRICT, calls, env  # noqa: F401
 
@@ -118,10 +118,20 @@ def test_a_granted_host_capability_runs_on_the_host(env):
 
 
 def test_the_public_api_is_still_the_governors():
-    # What other modules and docs import from ringfence.governor (some lazily).
-    from ringfence.governor import (Deps, Outcome, Request, Streams, approve,  # noqa: F401
-                                    default_deps, deny, exec_host, govern,
-                                    looks_like_boundary, safe)
+    # What other modules and docs import from ringfence.session.governor (some lazily).
+    from ringfence.session.governor import (
+        Deps,
+        Outcome,
+        Request,
+        Streams,
+        approve,
+        default_deps,
+        deny,
+        exec_host,
+        govern,
+        looks_like_boundary,
+        safe,
+    )
     assert set(G.__all__) <= set(dir(G)) | set(G._LAZY)
     with pytest.raises(AttributeError):
         G.no_such_name

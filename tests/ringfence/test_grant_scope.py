@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ringfence.grants import add_grants
-from ringfence.ledger import Ledger
+from ringfence.ledger.grants import add_grants
+from ringfence.ledger.store import Ledger
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = "i11"
@@ -107,7 +107,7 @@ def test_ringfence_cannot_approve_its_own_request(host):
         assert r.returncode == 77, (cmd, r.stderr)            # denied, never waits
         assert b"person's act" in r.stderr, (cmd, r.stderr)
     with Ledger() as led:
-        from ringfence import approvals as ap
+        from ringfence.ledger import pending as ap
 
         assert ap.get(led, aid).status == "pending"
 

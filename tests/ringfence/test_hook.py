@@ -203,8 +203,8 @@ def test_one_time_asks_with_codes_and_messages(home):
 
 @needs_classifier
 def test_granted_capability_is_allowed_for_that_session_only(home):
-    from ringfence.grants import add_grants
-    from ringfence.ledger import Ledger
+    from ringfence.ledger.grants import add_grants
+    from ringfence.ledger.store import Ledger
 
     with Ledger() as led:
         add_grants(led, ["longbridge"], "session", "claude-abc123", ttl=3600)

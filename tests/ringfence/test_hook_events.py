@@ -314,7 +314,7 @@ def test_a_long_command_string_runs_exactly_as_bash_c(cmd):
     """The runner's way past MAX_ARG_STRLEN (pieces joined and eval'ed) behaves as
     `bash -c TEXT` would, had the kernel accepted it (compared on a short prefix-free
     variant: the same text through bash's stdin)."""
-    from ringfence.runner import big_command
+    from ringfence.session.runner import big_command
 
     inner = big_command(cmd)
     assert max(len(a.encode()) for a in inner) < 131072
@@ -326,8 +326,8 @@ def test_a_long_command_string_runs_exactly_as_bash_c(cmd):
 
 def test_a_refused_ask_closes_its_consent(env):
     """The person said no (PermissionDenied): the --wrap token of that call is dead."""
-    from ringfence.hooks.store import consume_consent
-    from ringfence.ledger import Ledger
+    from ringfence.ledger.hook_rows import consume_consent
+    from ringfence.ledger.store import Ledger
 
     out = send(env, event("PreToolUse", "git push origin main", tid="toolu_no"), "--wrap")
     token = out["updatedInput"]["command"].split("--hook-consent ")[1].split()[0]
@@ -341,8 +341,8 @@ def test_a_refused_ask_closes_its_consent(env):
 
 
 def test_consent_is_bound_to_text_and_session(env):
-    from ringfence.hooks.store import consume_consent
-    from ringfence.ledger import Ledger
+    from ringfence.ledger.hook_rows import consume_consent
+    from ringfence.ledger.store import Ledger
 
     out = send(env, event("PreToolUse", "git push origin main", tid="toolu_c"), "--wrap")
     token = out["updatedInput"]["command"].split("--hook-consent ")[1].split()[0]

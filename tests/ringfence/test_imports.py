@@ -77,7 +77,7 @@ def test_check_json_with_profile_loads_no_cli_framework_nor_lark(tmp_path):
     rc, mods, err = loaded_modules(tmp_path, ["check", "--json", "--profile", "build",
                                               "git push 2>&1 | tail -3"])
     assert rc == 0, err
-    assert "ringfence.gate" in mods and "ringfence.profiles.load" in mods
+    assert "ringfence.session.gate" in mods and "ringfence.profiles.load" in mods
     assert forbidden(mods) == set()
 
 
@@ -137,8 +137,8 @@ def test_human_check_and_explain_never_load_typer(args):
 # Modules a sandboxed run that writes nothing never needs: shutil (with bz2, lzma),
 # hashlib (OpenSSL), the settle planner and the host-obeyed registry. Each was on
 # the path once and cost the per-command start-up several milliseconds.
-NOT_ON_QUIET_RUN = {"shutil", "hashlib", "lzma", "bz2", "glob", "ringfence.apply",
-                    "ringfence.obeyed"}
+NOT_ON_QUIET_RUN = {"shutil", "hashlib", "lzma", "bz2", "glob", "ringfence.staging.apply",
+                    "ringfence.staging.judges"}
 
 
 @pytest.mark.sandbox
@@ -167,14 +167,14 @@ HOOK_OFF_PATH = {"pathlib", "urllib.parse", "ipaddress", "threading",
                  "ringfence.profiles.schema", "ringfence.profiles._lines",
                  "ringfence.profiles.domains", "sqlite3", "datetime",
                  "ringfence.rfcore.rules.lint", "ringfence.rfcore.rules.backend", "shlex",
-                 "tomllib", "dataclasses", "inspect", "ringfence.changeset",
+                 "tomllib", "dataclasses", "inspect", "ringfence.ledger.changeset",
                  "ringfence.hooks.wrap", "ringfence.profiles.overlay"}
 
 
 @needs_engine
 def test_hook_with_grants_keeps_heavy_modules_off_its_path(tmp_path):
-    from ringfence import grants
-    from ringfence.ledger import Ledger
+    from ringfence.ledger import grants
+    from ringfence.ledger.store import Ledger
 
     with Ledger(env={"RINGFENCE_HOME": str(tmp_path / "home")}) as led:
         grants.add_grants(led, ["git status", "tool1", "tool2"], "session", "claude-s")

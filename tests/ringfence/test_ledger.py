@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from ringfence.rfcore.errors import LedgerError
-from ringfence import ledger as L
-from ringfence.changes import diff, snapshot
-from ringfence.ledger import Ledger
+from ringfence.ledger import store as L
+from ringfence.ledger.hostdiff import diff, snapshot
+from ringfence.ledger.store import Ledger
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
@@ -140,7 +140,7 @@ def test_waiting_for_approval_is_never_aborted_even_with_dead_pid(tmp_path):
     db = tmp_path / "w.db"
     child = _child("""
         import sys
-        from ringfence.ledger import Ledger
+        from ringfence.ledger.store import Ledger
         led = Ledger(sys.argv[1])
         print(led.start_run(kind='host', command='longbridge news X', state='waiting_for_approval', exit_code=75))
     """, str(db))
@@ -158,7 +158,7 @@ def test_sigkill_mid_run_leaves_consistent_ledger_and_recovers_aborted(tmp_path)
     db = tmp_path / "k.db"
     child = _child("""
         import sys, time
-        from ringfence.ledger import Ledger
+        from ringfence.ledger.store import Ledger
         led = Ledger(sys.argv[1])
         run = led.start_run(kind='sandbox', command='sleep 600', state='running')
         print(run, flush=True)
@@ -186,7 +186,7 @@ def test_sigkill_during_heavy_writes_loses_no_committed_run(tmp_path):
     db = tmp_path / "heavy.db"
     child = _child("""
         import sys
-        from ringfence.ledger import Ledger
+        from ringfence.ledger.store import Ledger
         led = Ledger(sys.argv[1])
         i = 0
         while True:
@@ -215,7 +215,7 @@ def test_concurrent_writers_from_several_processes_lose_nothing(tmp_path):
     Ledger(db).close()
     code = """
         import sys
-        from ringfence.ledger import Ledger
+        from ringfence.ledger.store import Ledger
         led = Ledger(sys.argv[1])
         for i in range(30):
             r = led.start_run(kind='host', command=f'{sys.argv[2]}-{i}', state='running')

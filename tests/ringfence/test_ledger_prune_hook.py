@@ -19,10 +19,10 @@ import types
 
 import pytest
 
-from ringfence import ledger_prune
+from ringfence.ledger import prune as ledger_prune
 from ringfence.hooks import claude_code as cc
-from ringfence.hooks import store
-from ringfence.ledger import Ledger
+from ringfence.ledger import hook_rows as store
+from ringfence.ledger.store import Ledger
 
 DAY = 86400.0
 
@@ -186,8 +186,8 @@ def test_cli_json_reports_hook_rows(env, monkeypatch):
 
 
 def test_migration_from_v6_keeps_hook_rows(tmp_path):
-    from ringfence.ledger import migrate
-    from ringfence.ledger_schema import MIGRATIONS
+    from ringfence.ledger.store import migrate
+    from ringfence.ledger.migrations import MIGRATIONS
 
     conn = sqlite3.connect(tmp_path / "l.db", isolation_level=None)
     migrate(conn, upto=6)
@@ -202,7 +202,7 @@ def test_migration_from_v6_keeps_hook_rows(tmp_path):
 
 
 def test_the_schema_knows_the_consent_window():
-    from ringfence import ledger_schema
+    from ringfence.ledger import migrations as ledger_schema
 
     # The open-ask trigger (migration 7) hard-codes the window it was written for.
     assert ledger_schema._OPEN_ASK_SECONDS == store.CONSENT_TTL

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ringfence.gitconfig import ConfigSyntaxError, added, parse
-from ringfence.obeyed import Registry, judge
+from ringfence.staging.git.config import ConfigSyntaxError, added, parse
+from ringfence.staging.judges import Registry, judge
 
 WS = "/w"
 

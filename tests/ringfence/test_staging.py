@@ -236,7 +236,7 @@ def test_record_is_exact_and_copy_ups_are_not_changes(box):
                   "rm -rf gone; rm -rf d2 && mkdir -p new/deep && touch new/deep/n; "
                   "rm -f server.pem; mkdir keep; rm -rf sub; mkdir sub; echo s > sub/s"))
     assert r.returncode == 0, r.stderr
-    from ringfence.ledger import Ledger
+    from ringfence.ledger.store import Ledger
     with Ledger(box.state / "ledger.db") as led:
         ch = led.list_runs(1)[0].result("changes")
     assert ch["created"] == ["keep", "new/deep/n", "sub/s"]

@@ -37,14 +37,14 @@ def big():
 
 
 def _changes(box, run_id: str) -> dict:
-    from ringfence.ledger import Ledger
+    from ringfence.ledger.store import Ledger
 
     with Ledger(box.state / "ledger.db") as led:
         return led.get_run(run_id).result("changes")
 
 
 def _run_ids(box) -> dict[str, str]:
-    from ringfence.ledger import Ledger
+    from ringfence.ledger.store import Ledger
 
     with Ledger(box.state / "ledger.db") as led:
         return {r.command: r.id for r in led.list_runs(None)}
