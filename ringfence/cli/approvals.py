@@ -42,7 +42,7 @@ def age(seconds: float) -> str:
 def _text(value: str):
     from rich.text import Text
 
-    from ringfence.views.verdict import visible
+    from ringfence.views.render import visible
 
     return Text(visible(value))
 
@@ -64,7 +64,7 @@ def _approvals_list(as_json: bool) -> None:
         return
     from rich.text import Text
 
-    from ringfence.views.verdict import visible
+    from ringfence.views.render import visible
 
     # One block per request: long reasons stay readable at any terminal width.
     console.print(f"pending approvals: {len(items)} (state: waiting_for_approval)",
@@ -102,7 +102,7 @@ def _approvals_list(as_json: bool) -> None:
 def _approvals_show(ident: str) -> None:
     from ringfence.ledger import pending as ap
     from ringfence.session.held import diffs
-    from ringfence.views.verdict import visible
+    from ringfence.views.render import visible
 
     with _ledger() as led:
         a = ap.get_or_for_run(led, ident)
@@ -234,7 +234,7 @@ def register(app: typer.Typer) -> None:
         Example: ringfence grants revoke 'git push'
         """
         from ringfence.ledger.grants import revoke
-        from ringfence.views.verdict import visible
+        from ringfence.views.render import visible
 
         from .output import console
 

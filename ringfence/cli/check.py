@@ -97,7 +97,7 @@ def register(app: typer.Typer) -> None:
             raise CliUsageError("missing the command to check",
                                 hint="ringfence check 'ls | head'")
         from ringfence.classifier import classify
-        from ringfence.views import verdict as render
+        from ringfence.views import render
         from ringfence.cli.output import console
 
         verdict = classify(command)
@@ -117,7 +117,7 @@ def register(app: typer.Typer) -> None:
         Example: ringfence explain 'cd src && git push 2>&1 | tail -5; echo "$(date)"'
         """
         from ringfence.classifier import classify
-        from ringfence.views import verdict as render
+        from ringfence.views import render
         from ringfence.cli.output import console
 
         verdict = classify(command)
@@ -131,7 +131,7 @@ def register(app: typer.Typer) -> None:
 
         Example: ringfence rule RF101
         """
-        from ringfence.views import registry as render_rules
+        from ringfence.views import render_rules
         from ringfence.cli.output import console
 
         console.print(render_rules.rule_view(find_rule(code)))
@@ -156,7 +156,7 @@ def register(app: typer.Typer) -> None:
             sys.stdout.buffer.write(_encode(body + "\n"))
             sys.stdout.flush()
             return
-        from ringfence.views import registry as render_rules
+        from ringfence.views import render_rules
         from ringfence.cli.output import console
 
         console.print(render_rules.rules_table(REGISTRY.values()))

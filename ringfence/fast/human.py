@@ -1,6 +1,6 @@
 """`ringfence check 'CMD'` and `ringfence explain 'CMD'` for people, without typer.
 
-The rendering is the same rich views the typer CLI uses (`ringfence.views.verdict`);
+The rendering is the same rich views the typer CLI uses (`ringfence.views.render`);
 only the argument handling skips typer, whose import (it pulls in pydantic) alone
 costs several times Python's own start-up. `--help` is still served by the typer
 CLI, so both paths document the same options.
@@ -33,7 +33,7 @@ def main(name: str, argv: list[str]) -> int:
     from rich.console import Console   # not ringfence.cli.output: that package loads typer
 
     from ringfence.classifier import classify
-    from ringfence.views import verdict as render
+    from ringfence.views import render
 
     console = Console()
 

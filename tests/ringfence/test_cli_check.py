@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import ROOT
 from ringfence.rfcore.rules import REGISTRY
-from ringfence.views import verdict as render, registry as render_rules
+from ringfence.views import render, render_rules
 from ringfence.fast import check as fast
 
 def needs_engine(test):

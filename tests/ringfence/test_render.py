@@ -1,4 +1,4 @@
-"""ringfence.views.verdict: people-facing views built from hand-made Verdicts.
+"""ringfence.views.render: people-facing views built from hand-made Verdicts.
 
 These do not need the classifier engine: they pin what the renderer does with a
 given Verdict (exact span styling, markers, tree shape, rule sections) and that
@@ -16,7 +16,7 @@ from ringfence.classifier.verdict import Capability, Decoration, Finding, Verdic
 import pytest
 
 from ringfence.rfcore.rules import REGISTRY, Rule
-from ringfence.views import verdict as render, registry as render_rules
+from ringfence.views import render, render_rules
 
 MISSION = "longbridge news FIG.US 2>&1 | head -30"
 MISSION_VERDICT = Verdict(

@@ -1,6 +1,6 @@
 """Rich rendering of the rule registry for people: ``ringfence rule CODE`` in ruff's
 sections, and the ``ringfence rules`` table. Rule text goes through
-:func:`ringfence.views.verdict.visible` like everything else shown (examples are commands).
+:func:`ringfence.views.render.visible` like everything else shown (examples are commands).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ringfence.views.verdict import visible
+from ringfence.views.render import visible
 from ringfence.rfcore.rules import Rule
 
 
