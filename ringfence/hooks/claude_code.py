@@ -10,7 +10,7 @@ stdin and dispatches on ``hook_event_name``:
   With ``--wrap`` it runs under ``ringfence run`` in the profile's sandbox
   (context ``sandbox``: only deny and ask rules matter), ``updatedInput``
   carrying every original field with ``command`` rewritten (see ``wrap.py``).
-  An ``ask`` is remembered (``store.remember_ask``) with its ``tool_use_id``.
+  An ``ask`` is remembered (``ledger.hook_rows.remember_ask``) with its ``tool_use_id``.
 * ``PostToolUse`` / ``PostToolUseFailure`` (Bash): Claude Code ran the call, so
   the person said yes to the ask of the same ``tool_use_id`` and session. The
   approval is recorded; for a ``capability`` verdict its keys are granted for

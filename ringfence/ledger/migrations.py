@@ -3,7 +3,7 @@
 Each migration is one function, applied in ONE transaction; a new one goes at
 the END of ``MIGRATIONS`` (the version is its position). Append-only is enforced
 by triggers: UPDATE and DELETE on ``runs``/``run_events`` abort, except DELETE
-inside `ledger prune`'s transaction (migration 4, see ``ledger_prune``); the
+inside `ledger prune`'s transaction (migration 4, see ``ledger.prune``); the
 same holds for ``hook_events`` and the DELETE of ``hook_asks`` (migration 7).
 """
 
@@ -105,7 +105,7 @@ def _m6_hook(c: sqlite3.Connection) -> None:
     c.execute("CREATE INDEX hook_asks_consent ON hook_asks(consent)")
 
 
-# The --wrap consent window (hooks.store.CONSENT_TTL) when migration 7 was written:
+# The --wrap consent window (ledger.hook_rows.CONSENT_TTL) when migration 7 was written:
 # an unanswered ask younger than this is "open" and never pruned. A new window
 # needs a new migration that replaces the trigger.
 _OPEN_ASK_SECONDS = 15 * 60
@@ -121,7 +121,7 @@ def _m7_prune_hook(c: sqlite3.Connection) -> None:
             WHEN NOT EXISTS (SELECT 1 FROM prune_permit)
             BEGIN SELECT RAISE(ABORT, '{table} are append-only (only ledger prune deletes)');
             END""")
-    # INSERT OR REPLACE (hooks.store.remember_ask refreshing an open ask) fires no
+    # INSERT OR REPLACE (ledger.hook_rows.remember_ask refreshing an open ask) fires no
     # delete trigger: recursive_triggers is off.
     c.execute(f"""CREATE TRIGGER hook_asks_keep_open BEFORE DELETE ON hook_asks
         WHEN OLD.status = 'asked'

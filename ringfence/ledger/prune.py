@@ -1,7 +1,7 @@
 """`ringfence ledger prune`: the one way rows ever leave the append-only ledger.
 
 Design (issue 14 §10):
-- The ``runs``/``run_events`` DELETE triggers (ledger_schema migration 4) refuse every delete
+- The ``runs``/``run_events`` DELETE triggers (migration 4, ledger/migrations.py) refuse every delete
   unless the same transaction holds a row in ``prune_permit``. Only :func:`prune`
   writes one, inside ``BEGIN IMMEDIATE``, and removes it before ``COMMIT``: a
   stray ``DELETE`` anywhere else still aborts, as before. UPDATE stays refused.
@@ -18,7 +18,7 @@ row goes when it is older than ``before`` and outside the ``keep`` newest hook
 events (``keep`` counts runs and hook events separately: ``--keep 1000`` keeps
 1000 of each). A ``hook_asks`` row goes when none of its events stays, it is
 older than ``before``, and it is not *open*. Open means unanswered (``asked``)
-and younger than the consent window (``hooks.store.CONSENT_TTL``): its Post may
+and younger than the consent window (``ledger.hook_rows.CONSENT_TTL``): its Post may
 still come and become a grant, its ``--wrap`` consent may still be spent, so it
 stays with every event of its call. An unanswered ask past the window can still
 be pruned; a Post arriving after that finds no ask and grants nothing (the safe

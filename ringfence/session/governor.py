@@ -20,9 +20,9 @@ state is one function below; it does its work and names the next state::
 * sandboxed request: the gate (context ``sandbox``) says deny -> 77, ask ->
   pending approval to run *in the sandbox* (75), allow -> ``ringfence.session.runner``.
 
-Executing lives beside it: ``govern_host`` (on the host), ``govern_sandbox`` (in
-the sandbox, and what a boundary failure looks like), ``govern_approve``
-(``approve``/``deny`` of a pending request); the records are ``govern_records``.
+Executing lives beside it: ``on_host`` (on the host), ``in_sandbox`` (in
+the sandbox, and what a boundary failure looks like), ``approve``
+(``approve``/``deny`` of a pending request); the records are ``request``.
 
 Only stdlib + our packages: this sits on the ``ringfence run`` hot path.
 """
@@ -237,9 +237,9 @@ def govern(req: Request, *, ledger: Ledger, deps: Deps | None = None,
 
 # approve/deny and host execution are reached lazily: `ringfence run` in its sandbox
 # never pays for threads or the approval executor.
-_LAZY = {"approve": "govern_approve", "deny": "govern_approve", "exec_host": "govern_host",
-         "HostResult": "govern_host", "looks_like_boundary": "govern_sandbox",
-         "BOUNDARY_PATTERNS": "govern_sandbox"}
+_LAZY = {"approve": "approve", "deny": "approve", "exec_host": "on_host",
+         "HostResult": "on_host", "looks_like_boundary": "in_sandbox",
+         "BOUNDARY_PATTERNS": "in_sandbox"}
 
 
 def __getattr__(name: str):
