@@ -55,6 +55,8 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 from ringfence.profiles.domains import DomainPattern, parse_pattern
 from ringfence.rfcore.errors import SandboxError
 
+from .proxy_wire import address_is_public  # noqa: F401 - public here; proxy_serve needs it too
+
 if TYPE_CHECKING:
     import asyncio
 
@@ -81,14 +83,6 @@ class Decision:
 def default_resolver(host: str, port: int) -> list[str]:
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     return list(dict.fromkeys(info[4][0] for info in infos))
-
-
-def address_is_public(addr: str) -> bool:
-    """True only for global unicast addresses (see module docstring)."""
-    ip = ipaddress.ip_address(addr.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_global and not ip.is_multicast
 
 
 _NAME_CHARS = "abcdefghijklmnopqrstuvwxyz234567"

@@ -176,7 +176,7 @@ class Handler:
             why = f"{host} did not resolve: {exc or 'timeout'}"
             s._record(host, port, False, rule, why)
             raise Refused(502, why, rule) from None
-        from .proxy import address_is_public
+        from .proxy_wire import address_is_public
 
         explicit = exact_allow(host, port, s.allow)
         usable = [a for a in addrs if explicit is not None or address_is_public(a)]

@@ -221,3 +221,15 @@ def client_hello_sni(data: bytes) -> str | None:
     else:
         return None
     raise Refused(400, "malformed TLS ClientHello")
+
+
+def address_is_public(addr: str) -> bool:
+    """True only for global unicast addresses (see compiler/proxy.py's docstring).
+
+    Here, not in proxy.py, so that proxy_serve.py needs no import of proxy.py."""
+    import ipaddress
+
+    ip = ipaddress.ip_address(addr.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast

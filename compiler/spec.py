@@ -15,6 +15,7 @@ from __future__ import annotations
 from ringfence.rfcore.hashing import sha256
 import json
 from ringfence.rfcore.records import record
+from ringfence.rfcore.notes import Note  # noqa: F401 - part of the spec's vocabulary
 
 
 class _Op:
@@ -104,13 +105,6 @@ Stage = _op("Stage", "path",
 Op = (RoBind | Bind | Tmpfs | DevNullOver | Proc | Dev | UnshareAll | DisableUserns
       | DieWithParent | NewSession | CapDropAll | ClearEnv | SetEnv | PassEnv | Seccomp
       | Rlimit | Chdir | Proxy | Stage)
-
-
-@record
-class Note:
-    """A compile-time finding (RF6xx) shown to the user and stored in the ledger."""
-    code: str
-    message: str
 
 
 @record

@@ -11,10 +11,9 @@ def list_hook(limit: int, as_json: bool) -> None:
 
     from ringfence.ledger.hook_rows import list_events
     from ringfence.ledger.store import Ledger
-    from ringfence.views.verdict import visible
+    from ringfence.views.render import visible
 
-    from .ledger import _short_when
-    from .output import console
+    from .output import console, short_when as _short_when
 
     with Ledger() as led:
         events = list_events(led, limit)

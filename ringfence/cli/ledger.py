@@ -17,6 +17,7 @@ from ringfence.ledger.changeset import SUMMARY_AT
 from ringfence.rfcore.errors import EXIT_USAGE, UsageError
 
 from . import options
+from .output import short_when as _short_when
 
 STATE_STYLE = {"completed": "green", "failed": "red", "waiting_for_approval": "bold yellow",
                "denied": "magenta", "aborted": "red", "sandbox_error": "bold red",
@@ -32,7 +33,7 @@ def _ledger():
 def _t(value) -> "Text":
     from rich.text import Text
 
-    from ringfence.views.verdict import visible
+    from ringfence.views.render import visible
 
     return Text(visible("" if value is None else str(value), keep_newlines=True))
 
@@ -45,16 +46,6 @@ def _state(state: str):
 
 def _when(ts: float | None) -> str:
     return "-" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
-
-
-def _short_when(ts: float | None) -> str:
-    """HH:MM for today, the date for older runs: narrow enough that every column
-    fits 80 terminal columns (rich drops whole columns that do not fit)."""
-    if ts is None:
-        return "-"
-    local = time.localtime(ts)
-    today = time.localtime()[:3] == local[:3]
-    return time.strftime("%H:%M" if today else "%m-%d", local)
 
 
 def _secs(value) -> str | None:
@@ -182,7 +173,7 @@ def show_view(rec):
 
     verdict = _verdict(rec.verdict)
     if verdict is not None:
-        from ringfence.views.verdict import verdict_view
+        from ringfence.views.render import verdict_view
 
         parts += [Text("\ncommand and verdict", style="bold underline"),
                   verdict_view(verdict, rec.decision)]

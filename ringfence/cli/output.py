@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from rich.console import Console
 
 console = Console()
@@ -10,3 +12,13 @@ err_console = Console(stderr=True)
 
 def error(message: str) -> None:
     err_console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+
+
+def short_when(ts: float | None) -> str:
+    """HH:MM for today, the date for older runs: narrow enough that every column
+    fits 80 terminal columns (rich drops whole columns that do not fit)."""
+    if ts is None:
+        return "-"
+    local = time.localtime(ts)
+    today = time.localtime()[:3] == local[:3]
+    return time.strftime("%H:%M" if today else "%m-%d", local)

@@ -40,7 +40,7 @@ def pend_held(req, ledger, streams, run_id: str, result) -> ap.Approval:
                   profile=req.profile.name, profile_source=getattr(req.profile, "source", None),
                   workspace=os.path.abspath(req.workspace), cwd=req.cwd or os.getcwd(),
                   session=req.session)
-    from ringfence.session.governor import safe
+    from ringfence.session.request import safe
 
     streams.say(f"ringfence: {len(held)} change(s) to files the host obeys were HELD, not "
                 f"applied (run {run_id}); everything else was applied:")
@@ -68,7 +68,7 @@ def diffs(ledger, approval: ap.Approval, env=None) -> list[tuple[str, str]]:
 def approve_held(pending: ap.Approval, *, scope: str, ledger, streams) -> int:
     from ringfence.rfcore.errors import ApprovalError
 
-    from ringfence.session.governor import safe
+    from ringfence.session.request import safe
     from ringfence.staging.settle import apply_held
 
     stage = stage_for(ledger, pending.run_id)

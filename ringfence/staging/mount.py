@@ -123,7 +123,7 @@ def recover(state: str) -> list:
     """Stages of dead runs that never settled (ringfence was SIGKILLed): their
     writes were never applied; say so (RF642), and remove their proxy runtime dirs.
     Costs one ``listdir`` when there are none."""
-    from ringfence.compiler.spec import Note
+    from ringfence.rfcore.notes import Note
 
     root = stage_root(state)
     try:

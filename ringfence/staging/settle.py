@@ -20,7 +20,7 @@ import os
 from typing import Mapping
 
 from ringfence.staging import mount as stg
-from ringfence.compiler.spec import Note
+from ringfence.rfcore.notes import Note
 from ringfence.rfcore.records import record
 
 # apply/obeyed are imported where used: a run that wrote nothing (most of them)
