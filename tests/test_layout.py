@@ -42,7 +42,7 @@ ROOMS = (
     ("classifier, profiles", ("ringfence.classifier", "ringfence.profiles")),
     ("staging", ("ringfence.staging",)),
     ("compiler", ("ringfence.compiler",)),
-    ("ledger", ("ringfence.ledger",)),
+    ("ledger", ("ringfence.ledger.store",)),
     ("session", ("ringfence.session",)),
     ("views", ("ringfence.views",)),
     ("front doors", ("ringfence.hooks", "ringfence.fast", "ringfence.cli")),

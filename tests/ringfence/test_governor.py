@@ -303,7 +303,7 @@ def test_concurrent_approve_from_two_processes_executes_once(env):
     go = env.tmp / "go"
     code = textwrap.dedent("""
         import os, sys, time
-        from ringfence import governor as G
+        from ringfence.session import governor as G
         from ringfence.ledger.store import Ledger
         from ringfence.rfcore.errors import ApprovalError
         from tests.ringfence.test_governor import BUILD
