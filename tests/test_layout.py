@@ -42,10 +42,10 @@ ROOMS = (
     ("classifier, profiles", ("ringfence.classifier", "ringfence.profiles")),
     ("staging", ("ringfence.staging",)),
     ("compiler", ("ringfence.compiler",)),
-    ("ledger", ("ringfence.ledger.store",)),
+    ("ledger", ("ringfence.ledger",)),
     ("session", ("ringfence.session",)),
     ("views", ("ringfence.views",)),
-    ("front doors", ("ringfence.hooks", "ringfence.fast", "ringfence.cli")),
+    ("front doors", ("ringfence.hooks", "ringfence.fast", "ringfence.cli", "ringfence.mcp")),
     ("the front of the house", ("ringfence",)),
 )
 
