@@ -203,6 +203,7 @@ def compile_profile(profile: Profile, workspace: str | None, host, *,
     ops.extend(env_ops)
     ops.append(Seccomp(deny_unix_sockets=not profile.network.allow_unix_sockets))
     lim = profile.limits
+    _check_limits(profile)
     for attr, kind in RLIMIT_MB.items():
         value = getattr(lim, attr)
         if value is not None:
@@ -287,3 +288,17 @@ def _env_ops(profile: Profile, host, ctx: dict, notes: list[Note]) -> list:
             ops.extend((SetEnv(var, url), SetEnv(var.lower(), url)))
         ops.extend((SetEnv("NO_PROXY", NO_PROXY), SetEnv("no_proxy", NO_PROXY)))
     return ops
+
+
+def _check_limits(profile) -> None:
+    """A ``Profile`` built in code skips the file schema: hold its limits to the same
+    documented ranges (RF550), so none overflows a system call after bwrap started."""
+    from ringfence.profiles.ranges import LIMIT_RANGES, out_of_range
+    from ringfence.rfcore.errors import ProfileError
+
+    for name in LIMIT_RANGES:
+        value = getattr(profile.limits, name, None)
+        bad = None if value is None else out_of_range(name, value)
+        if bad is not None:
+            raise ProfileError(f"limits.{name} {bad[1]} (RF550)", file=profile.source,
+                               key=f"limits.{name}")

@@ -61,7 +61,10 @@ def _is_tld_wildcard(pat: str) -> bool:
 
 
 def _raise(problem: Problem, where: Located) -> None:
-    raise ProfileError(problem.message, file=where.file, line=where.line,
+    message = problem.message
+    if problem.code == "RF550":     # a limit out of its range: name the code (issue 23)
+        message = f"{message} ({problem.code})"
+    raise ProfileError(message, file=where.file, line=where.line,
                        key=problem.key or where.key, hint=problem.hint)
 
 

@@ -11,10 +11,18 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from .ranges import out_of_range
 from .problem import Problem  # noqa: F401 (re-exported: the schema's problems)
 
 CODE_UNKNOWN_KEY = "RF501"
 CODE_BAD_VALUE = "RF502"
+CODE_OUT_OF_RANGE = "RF550"
+
+
+class _Coded(str):
+    """A check's message that carries its own code (RF550 for a number out of range)."""
+
+    code = CODE_OUT_OF_RANGE
 
 
 Check = Callable[[Any], "str | None"]   # returns an error message, or None if fine
@@ -28,16 +36,15 @@ def _is_bool(v: Any) -> str | None:
     return None if isinstance(v, bool) else f"must be true or false, not {_tname(v)}"
 
 
-def _pos_int(v: Any) -> str | None:
-    if isinstance(v, bool) or not isinstance(v, int):
-        return f"must be a positive integer, not {_tname(v)}"
-    return None if v > 0 else f"must be a positive integer, not {v}"
-
-
-def _pos_num(v: Any) -> str | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return f"must be a positive number of seconds, not {_tname(v)}"
-    return None if v > 0 else f"must be a positive number of seconds, not {v}"
+def _limit(name: str) -> Check:
+    """A number in its documented range (profiles/ranges.py); out of range is RF550."""
+    def check(v: Any) -> str | None:
+        bad = out_of_range(name, v)
+        if bad is None:
+            return None
+        wrong_type, msg = bad
+        return msg if wrong_type else _Coded(msg)
+    return check
 
 
 def _enum(*values: str) -> Check:
@@ -142,10 +149,11 @@ SCHEMA: dict[str, Any] = {
         "enabled": (_is_bool, "bind the tooling dir and point cache variables into it"),
     },
     "limits": {
-        "timeout": (_pos_num, "wall-clock seconds"),
-        "memory_mb": (_pos_int, "address-space limit (MiB)"),
-        "pids": (_pos_int, "process limit"),
-        "file_size_mb": (_pos_int, "largest file a command may write (MiB)"),
+        "timeout": (_limit("timeout"), "wall-clock seconds (more than 0, at most 604800)"),
+        "memory_mb": (_limit("memory_mb"), "address-space limit (MiB, 16 to 4194304)"),
+        "pids": (_limit("pids"), "process limit (8 to 4194304)"),
+        "file_size_mb": (_limit("file_size_mb"),
+                         "largest file a command may write (MiB, 1 to 8388608)"),
     },
     "hook": {
         "grant": (_enum("session", "once"),
@@ -199,7 +207,8 @@ def validate(data: dict, schema: dict | None = None, path: str = "") -> list[Pro
             if msg is not None:
                 m = re.match(r"\[(\d+)\] ", msg)
                 sub = f"{kp}[{m.group(1)}]" if m else kp
-                out.append(Problem(CODE_BAD_VALUE, f"{kp}{msg if m else ' ' + msg}", sub))
+                code = getattr(msg, "code", CODE_BAD_VALUE)
+                out.append(Problem(code, f"{kp}{msg if m else ' ' + msg}", sub))
     return out
 
 

@@ -181,6 +181,19 @@ RULES: tuple[Rule, ...] = (
         good='extends = "observe"\n[network]\nmode = "proxy"\nallow = ["pypi.org"]\n',
     ),
     Rule(
+        code="RF550", name="limit-out-of-range",
+        summary="a numeric limit outside its documented range",
+        explanation=(
+            "Every numeric profile field has a range (docs/profiles.md): `limits.timeout` "
+            "more than 0 and at most a week, `memory_mb` 16 to 4194304, `pids` 8 to "
+            "4194304, `file_size_mb` 1 to 8388608. A value outside it (`inf`, `nan`, "
+            "`1e400`, a 20-digit integer, a negative) would overflow a system call "
+            "(`time_t`, `rlim_t`) after the sandbox started, or mean no limit at all; "
+            "lint reports it and `run` refuses the profile (exit 125)."),
+        bad='extends = "build"\n[limits]\ntimeout = inf\n',
+        good='extends = "build"\n[limits]\ntimeout = 900\n',
+    ),
+    Rule(
         code="RF520", name="masked-secret-tracked-by-git",
         summary="a read-denied workspace file is also in git, which reads it past the mask",
         explanation=(

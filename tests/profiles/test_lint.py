@@ -26,7 +26,7 @@ def lint_text(tmp_path: Path, text: str, name: str = "profile.toml"):
 
 
 def test_the_lint_family_is_registered():
-    assert [r.code for r in LINT_RULES] == [f"RF5{n:02d}" for n in range(15)] + ["RF520"]
+    assert [r.code for r in LINT_RULES] == [f"RF5{n:02d}" for n in range(15)] + ["RF520", "RF550"]
 
 
 def example_name(rule) -> str:
@@ -133,7 +133,7 @@ def test_glob_program_word_never_matches(tmp_path):
 def test_schema_problems_are_all_reported(tmp_path):
     _, diags = lint_text(tmp_path, 'host = "maybe"\n[netwrok]\n[limits]\npids = 0\n')
     assert [(d.line, d.code, d.key) for d in diags] == [
-        (1, "RF502", "host"), (2, "RF501", "netwrok"), (4, "RF502", "limits.pids")]
+        (1, "RF502", "host"), (2, "RF501", "netwrok"), (4, "RF550", "limits.pids")]
     assert diags[1].message == 'unknown key "netwrok": did you mean "network"?'
 
 

@@ -212,8 +212,8 @@ def test_unknown_nested_key_suggests_nearest(tmp_path):
 @pytest.mark.parametrize("body,line,key,fragment", [
     ('host = "maybe"\n', 1, "host", 'must be one of "deny" | "ask" | "escalate"'),
     ('[network]\nmode = "open"\n', 2, "network.mode", 'must be one of "none" | "proxy"'),
-    ('[limits]\ntimeout = -1\n', 2, "limits.timeout", "positive number"),
-    ('[limits]\npids = true\n', 2, "limits.pids", "positive integer, not a boolean"),
+    ('[limits]\ntimeout = -1\n', 2, "limits.timeout", "more than 0 and at most 604800"),
+    ('[limits]\npids = true\n', 2, "limits.pids", "whole number of processes, not a boolean"),
     ('[filesystem]\nwritable = [\n  "/ok",\n  "relative/dir",\n]\n', 4,
      "filesystem.writable[1]", "must be absolute"),
     ('[filesystem]\nread_deny = ["{home}/x"]\n', 2, "filesystem.read_deny[0]",

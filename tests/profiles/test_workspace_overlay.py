@@ -154,7 +154,7 @@ REPRO_2 = """\
     mode = "proxy"
     allow = ["evil.example"]
     [limits]
-    timeout = 999999
+    timeout = 600000
     """
 
 
