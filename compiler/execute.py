@@ -32,12 +32,38 @@ def _rlimit_fn(spec: SandboxSpec):
 
     names = {"as": resource.RLIMIT_AS, "nproc": resource.RLIMIT_NPROC,
              "fsize": resource.RLIMIT_FSIZE}
-    pairs = [(names[r.kind], r.value) for r in limits]
+    pairs = []
+    for r in limits:
+        # Never above the hard limit we already have: raising it needs a privilege
+        # an unprivileged user lacks, and setrlimit in the child would fail after
+        # fork (an internal error). Lowering is always allowed.
+        hard = resource.getrlimit(names[r.kind])[1]
+        value = r.value if hard == resource.RLIM_INFINITY else min(r.value, hard)
+        pairs.append((names[r.kind], value))
 
     def apply() -> None:   # in the child, before exec of bwrap; inherited inside
         for kind, value in pairs:
             resource.setrlimit(kind, (value, value))
     return apply
+
+
+MAX_TIMEOUT = 7 * 86400     # as `run --timeout` and limits.timeout (profiles/ranges.py)
+
+
+def _checked_timeout(timeout):
+    """A timeout the supervisor can wait for: finite, positive, at most a week. An API
+    caller's ``inf`` or ``1e400`` would overflow ``time_t`` after bwrap started."""
+    if timeout is None:
+        return None
+    try:
+        ok = 0 < float(timeout) <= MAX_TIMEOUT
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        raise SandboxError(f"timeout must be more than 0 and at most {MAX_TIMEOUT} seconds, "
+                           f"not {str(timeout)[:24]!r}; nothing was run (RF550)",
+                           hint="pass a finite number of seconds")
+    return float(timeout)
 
 
 def _args_fd(args: list[str]) -> int:
@@ -80,6 +106,7 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
     """
     if not argv:
         raise SandboxError("no command given", hint="ringfence run -- ARGV... or -c 'STRING'")
+    timeout = _checked_timeout(timeout)
     degradations: list[Note] = list(recovered) + list(spec.notes)
     for note in spec.notes:
         warn(note)
@@ -97,6 +124,7 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
     if stage_ops:
         from ringfence.rfcore.paths import state_dir
 
+        staging.check_space(state_dir(env))
         try:
             stage = staging.create(state_dir(env), stage_ops[0].path)
         except OSError as exc:

@@ -84,7 +84,8 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
             cmd, env=env, cwd=cwd, stdin=subprocess.PIPE if feed is not None else stdin,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=pass_fds,
             preexec_fn=preexec if sandboxed else None)
-    except OSError as exc:
+    except (OSError, subprocess.SubprocessError) as exc:
+        # SubprocessError: a preexec step (rlimits) raised in the child after fork.
         if reaper is not None:
             reaper.release()
         if sandboxed:

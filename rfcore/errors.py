@@ -72,7 +72,34 @@ class LedgerError(RingfenceError):
     exit_code = EXIT_UNSAFE
 
 
+class SettleError(RingfenceError):
+    """The command ran, but its staged writes could not be recorded or applied; they
+    are kept in the stage (nothing is lost) and the run is recorded as failed."""
+
+    exit_code = EXIT_UNSAFE
+
+
 class ApprovalError(RingfenceError):
     """An approval id is unknown, already decided, or cannot be executed."""
 
     exit_code = EXIT_USAGE
+
+
+def ledger_write_error(exc: Exception) -> LedgerError:
+    """One clear error for a ledger write that failed (disk full, read-only, corrupt),
+    with the fix: the run's row is never half written (the transaction rolled back)."""
+    text = str(exc)
+    if "full" in text or "disk I/O" in text:
+        return LedgerError(f"cannot write the ledger: {text} (the state dir's filesystem "
+                           "is full or failing)",
+                           hint="free space where RINGFENCE_HOME (or ~/.local/state/"
+                                "ringfence) lives, or point RINGFENCE_HOME at a dir with "
+                                "space; 'ringfence doctor' checks it")
+    if "readonly" in text or "read-only" in text:
+        return LedgerError(f"cannot write the ledger: {text}",
+                           hint="make the state dir writable, or point RINGFENCE_HOME "
+                                "elsewhere; read-only commands (ledger list/show/export) "
+                                "still work")
+    return LedgerError(f"cannot write the ledger: {text}",
+                       hint="run 'ringfence doctor'; a corrupt ledger can be moved aside "
+                            "(ringfence starts a new one)")

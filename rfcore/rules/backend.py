@@ -242,6 +242,33 @@ RULES: tuple[Rule, ...] = (
         bad='SSL_CERT_DIR="$HOME/.ssh" ringfence run -p strict -- true',
         good="SSL_CERT_DIR=/etc/ssl/certs ringfence run -p strict -- true"),
     Rule(
+        code="RF622", name="stage-space-low",
+        summary="the stage's filesystem has less free space than a run needs; nothing ran",
+        explanation=(
+            "A sandboxed run's writes are staged in an overlay whose upper dir lives in "
+            "ringfence's state dir (`$RINGFENCE_HOME/stage`), so a run can write at most "
+            "what is free there, whatever the workspace's own disk has. Below 16 MiB "
+            "(or no free inodes) `run` refuses to start (exit 125) rather than cut the "
+            "command's writes; the message names the filesystem. Free space there "
+            "(`ringfence doctor` lists stages left behind) or point `RINGFENCE_HOME` at a "
+            "filesystem with room."),
+        bad=("mount -t tmpfs -o size=1500k tmpfs \"$HOME/st\" && "
+             "RINGFENCE_HOME=\"$HOME/st\" ringfence run -p strict -- true   # as root"),
+        good="ringfence run -p strict -- true"),
+    Rule(
+        code="RF623", name="stage-full",
+        summary="the stage filled up during the run: a write was cut, nothing was applied",
+        explanation=(
+            "When the run ends with the stage's filesystem full, some write of the "
+            "command failed with ENOSPC (the kernel tells the command, not ringfence), "
+            "so a file in the upper dir may be cut short. Applying it would replace a "
+            "good workspace file with a truncated one, so none of the run's writes are "
+            "applied, the stage is removed to give the space back, and the run is "
+            "recorded as `limit` (outcome `stage_space`), never `completed`."),
+        bad=("mount -t tmpfs -o size=20m tmpfs \"$HOME/st\" && RINGFENCE_HOME=\"$HOME/st\" "
+             "ringfence run -p build -c 'head -c 30000000 /dev/zero > big'   # as root"),
+        good="ringfence run -p build -c 'head -c 1000 /dev/zero > small'"),
+    Rule(
         code="RF640", name="stage-unavailable",
         summary="the workspace's writes could not be staged in an overlay; nothing was run",
         explanation=(

@@ -71,6 +71,13 @@ def main(argv: list[str]) -> int:
             raise
         from .output import error
 
+        if type(exc).__module__ == "sqlite3":      # disk full, read-only, corrupt
+            from ringfence.rfcore.errors import ledger_write_error
+
+            err = ledger_write_error(exc)
+            error(str(err))
+            return err.exit_code
+
         error(f"internal error: {type(exc).__name__}: {exc} "
               "(set RINGFENCE_DEBUG=1 for a traceback; nothing was run)")
         return 125

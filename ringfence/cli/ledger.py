@@ -25,9 +25,10 @@ STATE_STYLE = {"completed": "green", "failed": "red", "waiting_for_approval": "b
 
 
 def _ledger():
-    from ringfence.ledger.store import Ledger
+    # Read-only commands work on a ledger they cannot write (issue 23).
+    from ringfence.ledger.readonly import open_for_reading
 
-    return Ledger(env=os.environ)
+    return open_for_reading(os.environ)
 
 
 def _t(value) -> "Text":
@@ -340,7 +341,9 @@ def register(app: typer.Typer) -> None:
         cutoff = None if before is None else parse_when(before, "--before")
         n = None if keep is None else number(keep, option="--keep", low=0, high=10**12,
                                              example=1000)
-        with _ledger() as led:
+        from ringfence.ledger.store import Ledger
+
+        with Ledger(env=os.environ) as led:      # prune writes: never the read-only opener
             result = prune(led, before=cutoff, keep=n, dry_run=dry_run)
         if as_json:
             print(json.dumps(result))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 
 from rich.console import Console
@@ -11,7 +12,15 @@ err_console = Console(stderr=True)
 
 
 def error(message: str) -> None:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    """One error, said once. To a terminal in colour; to a pipe or a file as plain
+    lines, never hard-wrapped at 80 columns (a log reader or a test greps whole lines)."""
+    if not err_console.is_terminal:
+        print(f"error: {message}", file=sys.stderr, flush=True)
+        return
+    from rich.markup import escape
+
+    # escape: a message's own brackets ("[limits.timeout]") are text, not markup.
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
 
 
 def short_when(ts: float | None) -> str:

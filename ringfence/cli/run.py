@@ -63,7 +63,6 @@ def _proxy_socket_check() -> Check:
 def checks() -> list[Check]:
     from ringfence.staging import mount as staging
     from ringfence.rfcore.paths import state_dir
-    from ringfence.staging.settle import recover
     from ringfence.compiler.host import probe
 
     h = probe(full=True)
@@ -115,15 +114,23 @@ def checks() -> list[Check]:
                      f"ABI {abi}" if abi else "not available (optional; not used yet)",
                      "" if abi else "boot with lsm=...,landlock (optional)"))
     out.append(_proxy_socket_check())
-    ok, detail = staging.trial(state_dir())
-    out.append(Check("workspace staging (overlay)", ok, True, detail,
-                     "" if ok else "Linux >= 5.11 with overlayfs; put RINGFENCE_HOME (or "
-                     "XDG_STATE_HOME) on ext4, xfs, btrfs or tmpfs (RF640)"))
-    notes = recover()
-    out.append(Check("interrupted runs", True, False,
-                     "none left behind" if not notes else
-                     "; ".join(f"{n.code} {n.message}" for n in notes)))
-    return out
+    from .doctor_state import state_checks
+
+    state = state_dir()
+    own, usable = state_checks(Check, state)
+    if usable:
+        try:
+            ok, detail = staging.trial(state)
+        except OSError as exc:
+            ok, detail = False, f"cannot mount a trial overlay in {state}: {exc.strerror}"
+        out.append(Check("workspace staging (overlay)", ok, True, detail,
+                         "" if ok else "Linux >= 5.11 with overlayfs; put RINGFENCE_HOME (or "
+                         "XDG_STATE_HOME) on ext4, xfs, btrfs or tmpfs (RF640)"))
+    else:
+        out.append(Check("workspace staging (overlay)", False, True,
+                         "not tested: the state dir is unusable (see the state dir line)",
+                         "fix the state dir first, then run ringfence doctor again"))
+    return out + own
 
 
 def register(app: typer.Typer) -> None:

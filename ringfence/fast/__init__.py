@@ -57,6 +57,12 @@ def main(argv: list[str]) -> int:
     except Exception as exc:  # fail closed, never a traceback
         if os.environ.get("RINGFENCE_DEBUG"):
             raise
+        if type(exc).__module__ == "sqlite3":      # disk full, read-only, corrupt
+            from ringfence.rfcore.errors import ledger_write_error
+
+            err = ledger_write_error(exc)
+            print(f"ringfence {command}: {err}", file=sys.stderr)
+            return err.exit_code
         print(f"ringfence {command}: internal error: {type(exc).__name__}: {exc}\n"
               "  (set RINGFENCE_DEBUG=1 for a traceback; nothing was run)", file=sys.stderr)
         return 125

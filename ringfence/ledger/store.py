@@ -45,8 +45,8 @@ from ringfence.rfcore.procs import alive as _alive
 from ringfence.rfcore.procs import proc_start as _proc_start
 
 STATES = ("completed", "failed", "waiting_for_approval", "denied", "aborted",
-          "sandbox_error", "running")
-FINAL_STATES = ("completed", "failed", "denied", "aborted", "sandbox_error")
+          "sandbox_error", "limit", "running")
+FINAL_STATES = ("completed", "failed", "denied", "aborted", "sandbox_error", "limit")
 TRANSIENT_STATES = ("running",)
 TAIL_BYTES = 4096
 BUSY_TIMEOUT_MS = 15000
@@ -114,11 +114,14 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise LedgerError(f"ledger is busy or unwritable: {exc}") from exc
     try:
         yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    else:
         conn.execute("COMMIT")
+    except BaseException as exc:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass                # the failed COMMIT already rolled back
+        raise     # sqlite3.Error: the CLI says it as one line (rfcore.errors.ledger_write_error)
+
 
 
 def tail(data: bytes | str | None, limit: int = TAIL_BYTES) -> str | None:

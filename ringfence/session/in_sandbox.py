@@ -13,7 +13,7 @@ from ringfence.rfcore.lazyre import lazy
 from ringfence.rfcore.records import asdict, is_record
 from typing import Any
 
-from ringfence.rfcore.errors import EXIT_UNSAFE, RingfenceError
+from ringfence.rfcore.errors import EXIT_UNSAFE, RingfenceError, SettleError
 
 from ringfence.session.request import Outcome
 from ringfence.ledger.store import tail
@@ -58,6 +58,13 @@ def execute(req, ledger, deps, streams, run_id, keys, approval_id=None, approved
     try:
         result = _call_runner(req, deps, streams, keys,
                               approved=approved or approval_id is not None)
+    except SettleError as exc:
+        # It ran; its writes are kept in the stage, unapplied. Recorded as failed.
+        ledger.append_event(run_id, "failed", exit_code=EXIT_UNSAFE,
+                            duration=time.monotonic() - started, note=str(exc),
+                            approval_id=approval_id)
+        streams.say(f"ringfence: {exc}")
+        return Outcome(run_id, "failed", EXIT_UNSAFE), None
     except RingfenceError as exc:
         # Fail closed (SandboxError, a profile the compiler rejects, ...): the
         # command did not run. Record why, say so, exit 125.
@@ -108,7 +115,7 @@ def _record_sandbox(req, ledger, streams, run_id, result, before, started, appro
                             approval_id=approval_id)
         streams.say(f"ringfence: could not run safely: {note}")
         return Outcome(run_id, "sandbox_error", EXIT_UNSAFE), None
-    state = status if status in ("completed", "failed", "aborted") else (
+    state = status if status in ("completed", "failed", "aborted", "limit") else (
         "completed" if code == 0 else "failed")
     ledger.append_event(
         run_id, state, exit_code=code,

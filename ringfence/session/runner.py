@@ -199,18 +199,39 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
     res = execute(p.spec, p.argv, host=p.host, env=p.env, timeout=limit, stdin=stdin,
                   capture=capture, out=out, err=err, recovered=p.recovered)
     changes, held, kept, late = None, (), None, ()
+    cut = res.stage is not None and _stage_cut(res.stage)
+    if cut:
+        late = (cut,)
+        from ringfence.rfcore.records import replace
+
+        res = replace(res, stage=None)
     if res.stage is not None:
         # The sandbox is gone: record exactly what it wrote, apply what is harmless,
         # keep what the host would obey (held) in the stage for a person.
         from ringfence.compiler.execute import warn
         from ringfence.staging.settle import settle
 
-        settled = settle(res.stage, p.profile, p.env)
+        try:
+            settled = settle(res.stage, p.profile, p.env)
+        except OSError as exc:
+            # The sandbox is gone; its writes are still in the upper dir. Keep them
+            # (the next run and `doctor` report the stage, RF642), never half-apply
+            # silently, and say it in one line.
+            from ringfence.rfcore.errors import SettleError
+
+            raise SettleError(
+                f"the command ran (exit {res.exit_code}) but its writes could not be "
+                f"recorded and applied: {exc.strerror or exc}; they are kept, unapplied, "
+                f"in {res.stage.path}",
+                hint="free space in the workspace and state dir; 'ringfence doctor' "
+                     "lists the stages left behind") from None
         changes, held, kept, late = settled.changes, settled.held, settled.stage, settled.notes
         for note in late:
             warn(note)
     outcome = "timeout" if res.timed_out else "signal" if res.signal is not None else None
-    if outcome:
+    if cut:
+        status, outcome = "limit", "stage_space"
+    elif outcome:
         status = "aborted"        # SPEC §5's state; the outcome field says why
     else:
         status = "completed" if res.exit_code == 0 else "failed"
@@ -219,6 +240,24 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
                      res.stdout_tail, res.stderr_tail, res.stdout, res.stderr,
                      res.network_decisions, res.degradations + tuple(late), changes, held,
                      kept, outcome)
+
+
+def _stage_cut(stage):
+    """The stage filled its filesystem: a write was cut (ENOSPC). Nothing of the run is
+    applied (a truncated file must never replace a good one); the stage is removed to
+    give the space back, and the run is a `limit` (RF623)."""
+    from ringfence.staging import mount as staging
+    from ringfence.compiler.execute import warn
+    from ringfence.compiler.spec import Note
+
+    if not staging.exhausted(stage):
+        return None
+    where = os.path.dirname(os.path.dirname(stage.path))
+    stage.remove()
+    note = Note("RF623", f"the stage ran out of space ({where} is full): a write was cut, "
+                         "so none of the run's writes were applied to the workspace")
+    warn(note)
+    return note
 
 
 def run(argv: Sequence[str] | None = None, *, command: str | None = None, profile="build",

@@ -103,11 +103,82 @@ def create(state: str, workspace: str) -> Stage:
     path = os.path.join(root, name)
     os.mkdir(path, 0o700)
     stage = Stage(path, workspace)
-    os.mkdir(stage.upper, 0o755)
-    os.mkdir(stage.work, 0o700)
-    stage.write_meta(pid=os.getpid(), start=proc_start(os.getpid()), workspace=workspace,
-                     state="running", created_at=time.time())
+    try:
+        os.mkdir(stage.upper, 0o755)
+        os.mkdir(stage.work, 0o700)
+        stage.write_meta(pid=os.getpid(), start=proc_start(os.getpid()), workspace=workspace,
+                         state="running", created_at=time.time())
+    except BaseException:
+        stage.remove()          # a full disk must not leave a half-made stage behind
+        raise
     return stage
+
+
+# Stage space (issue 23). The upper dir shares the state dir's filesystem, so a run
+# can write at most what is free there. Below STAGE_MIN_FREE_MB a run is refused
+# before it starts (RF622, docs/sandbox.md); a run that ends with the filesystem
+# (nearly) full had a write cut for stage space (RF623): recorded as `limit`, never
+# `completed` with a truncated file.
+STAGE_MIN_FREE_MB = 16
+_FULL_MARGIN = 256 * 1024
+
+
+def free_space(path: str) -> tuple[int, int]:
+    """(bytes, inodes) an unprivileged writer can still use on ``path``'s filesystem."""
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize, st.f_favail
+
+
+def check_space(state: str) -> None:
+    """Refuse to start (RF622) when the stage's filesystem is below the minimum."""
+    root = stage_root(state)
+    probe_at = root if os.path.isdir(root) else state
+    try:
+        free, inodes = free_space(probe_at)
+    except OSError:
+        return                  # no state dir yet: creating the stage will say why
+    if free < STAGE_MIN_FREE_MB * 1024 * 1024 or inodes == 0:
+        raise SandboxError(
+            f"the stage's filesystem ({probe_at}) has {free // (1024 * 1024)} MiB and "
+            f"{inodes} inodes free, below the {STAGE_MIN_FREE_MB} MiB minimum a run's "
+            "writes are staged in; nothing was run (RF622)",
+            hint="free space there (see 'ringfence doctor' for stages left behind), or "
+                 "point RINGFENCE_HOME at a filesystem with room for the workspace's writes")
+
+
+def exhausted(stage: Stage) -> bool:
+    """True when the stage's filesystem is (nearly) full after the run: a write may
+    have been cut with ENOSPC (the kernel told the command, not us)."""
+    try:
+        free, inodes = free_space(stage.upper)
+    except OSError:
+        return False
+    return free < _FULL_MARGIN or inodes == 0
+
+
+def leftovers(state: str) -> list[dict]:
+    """Every stage dir present (doctor): path, state, pid, bytes (held ones included)."""
+    root = stage_root(state)
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        path = os.path.join(root, name)
+        meta = Stage(path, "").meta()
+        st = meta.get("state") or "unknown"
+        if st == "running" and alive(meta):
+            st = "running now"
+        size = 0
+        for dirpath, _, files in os.walk(path):
+            for f in files:
+                try:
+                    size += os.lstat(os.path.join(dirpath, f)).st_blocks * 512
+                except OSError:
+                    pass
+        out.append({"path": path, "state": st, "pid": meta.get("pid"), "bytes": size})
+    return out
 
 
 def load(path: str) -> Stage | None:

@@ -30,7 +30,7 @@ def test_doctor_passes_on_a_good_host(box):
     assert checks["seccomp"]["ok"] and checks["proxy prerequisites"]["ok"]
     assert set(checks) >= {"bwrap", "bwrap version", "AppArmor userns restriction",
                            "user namespaces", "seccomp", "Landlock", "proxy prerequisites",
-                           "interrupted runs"}
+                           "state dir", "ledger", "stage space", "stages left behind"}
 
 
 def test_doctor_names_the_fix_when_bwrap_is_missing(box):
