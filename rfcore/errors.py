@@ -85,13 +85,23 @@ class ApprovalError(RingfenceError):
     exit_code = EXIT_USAGE
 
 
-def ledger_write_error(exc: Exception) -> LedgerError:
+def ledger_write_error(exc: Exception, path: str | None = None) -> LedgerError:
     """One clear error for a ledger write that failed (disk full, read-only, corrupt),
     with the fix: the run's row is never half written (the transaction rolled back)."""
+    import os
+
     text = str(exc)
-    if "full" in text or "disk I/O" in text:
+    full = "full" in text
+    if path and not full:
+        try:
+            st = os.statvfs(os.path.dirname(os.path.abspath(path)))
+            full = st.f_bavail * st.f_frsize < 256 * 1024 or st.f_favail == 0
+        except OSError:
+            pass
+    if full or "disk I/O" in text:
+        why = "is full" if full else "is full or failing"
         return LedgerError(f"cannot write the ledger: {text} (the state dir's filesystem "
-                           "is full or failing)",
+                           f"{why})",
                            hint="free space where RINGFENCE_HOME (or ~/.local/state/"
                                 "ringfence) lives, or point RINGFENCE_HOME at a dir with "
                                 "space; 'ringfence doctor' checks it")

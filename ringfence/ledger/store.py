@@ -224,6 +224,9 @@ class Ledger:
             if recover:
                 self.recover()
         except sqlite3.DatabaseError as exc:
+            if "disk I/O" in str(exc) or "full" in str(exc):
+                from ringfence.rfcore.errors import ledger_write_error
+                raise ledger_write_error(exc, self.path) from exc
             raise LedgerError(f"ledger {self.path or '(connection)'} is unusable: {exc}") from exc
 
     def close(self) -> None:
