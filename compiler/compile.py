@@ -62,8 +62,13 @@ def expand(template: str, *, workspace: str | None, tooling: str, home: str) -> 
     return _norm(text)
 
 
-def _tooling_dir(profile: Profile, home: str) -> str:
+DEFAULT_TOOLING = "~/.cache/ringfence/tooling"     # profiles/model.py Tooling.dir
+
+
+def _tooling_dir(profile: Profile, home: str, default: str = "") -> str:
     raw = profile.tooling.dir
+    if raw == DEFAULT_TOOLING and default:
+        return _norm(default)       # follows RINGFENCE_HOME / XDG_CACHE_HOME (host facts)
     return _norm(home + raw[1:]) if raw == "~" or raw.startswith("~/") else _norm(raw)
 
 
@@ -94,7 +99,9 @@ def wanted_paths(profile: Profile, workspace: str | None, host) -> tuple[list[st
 
 def _ctx(profile: Profile, workspace: str | None, host) -> dict:
     ws = _norm(os.path.abspath(workspace)) if workspace else None  # abspath: no I/O
-    return {"workspace": ws, "tooling": _tooling_dir(profile, host.home), "home": host.home}
+    return {"workspace": ws, "tooling": _tooling_dir(profile, host.home,
+                                                     getattr(host, "tooling_default", "")),
+            "home": host.home}
 
 
 def _inside(path: str, root: str) -> bool:
@@ -195,6 +202,17 @@ def compile_profile(profile: Profile, workspace: str | None, host, *,
             ops.append(Tmpfs(fact.real))
         elif fact.kind in ("file", "other"):
             ops.append(DevNullOver(fact.real))
+    # The default tooling dir follows RINGFENCE_HOME (<home>/cache/tooling), which the
+    # mask above hides whole: bind that one declared writable root back on top, and
+    # nothing else of the state dir (the ledger, grants, stages stay hidden).
+    for root in roots:
+        if not (ws_real and _inside(root, ws_real)) and any(
+                _inside(root, host.path(d).real) for d in host.private_dirs
+                if host.path(d).kind == "dir"):
+            masks = [op for op in ops if isinstance(op, (Tmpfs, DevNullOver))
+                     and _inside(op.dst, root)]
+            ops.append(Bind(root, root))
+            ops.extend(masks)           # read-denied paths inside it stay masked
 
     env_ops = _env_ops(profile, host, ctx, notes)
     ops.extend(_ca_binds(host, ops, {op.name for op in env_ops if isinstance(op, PassEnv)},

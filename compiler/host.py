@@ -72,6 +72,8 @@ class HostFacts:
     # ringfence's own state/cache/config dirs (rfcore.paths.private_dirs): hidden in
     # every sandbox, so no command can forge a grant or read earlier runs' output.
     private_dirs: tuple[str, ...] = ()
+    # The default tooling dir (rfcore.paths.tooling_dir); "" = the model's literal default.
+    tooling_default: str = ""
     # Where the relay interpreter's standard library lives; compile binds it back
     # in read-only if it sits under a path the sandbox masks (/tmp, /run).
     python_prefix: str = ""
@@ -269,7 +271,7 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
     env = os.environ if env is None else env
     import pwd
 
-    from ringfence.rfcore.paths import pattern_cache_dir, private_dirs
+    from ringfence.rfcore.paths import pattern_cache_dir, private_dirs, tooling_dir
 
     uid, gid = os.getuid(), os.getgid()
     home = env.get("HOME") or pwd.getpwuid(uid).pw_dir
@@ -281,6 +283,7 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
         python=_relay_python(), python_prefix=os.path.realpath(sys.base_prefix),
         bwrap=bwrap, env_names=tuple(sorted(env)), ca_files=ca_files(env),
         private_dirs=private_dirs(env), mask_cache=pattern_cache_dir(env),
+        tooling_default=tooling_dir(env),
         seccomp=_seccomp_in_kernel(), userns=plausible if uid != 0 else True,
         userns_detail=detail, apparmor_userns_restricted=restricted)
     if not full:

@@ -101,7 +101,10 @@ def _read(path: str, display: str, builtin: bool,
             return None, Problem(CODE_TOML, f"profile {display} is larger than "
                                  f"{MAX_PROFILE_BYTES // 1024} KiB"), at
         with open(path, "rb") as f:
-            raw = f.read()
+            raw = f.read(MAX_PROFILE_BYTES + 1)     # bounded even if it grew since stat
+        if len(raw) > MAX_PROFILE_BYTES:
+            return None, Problem(CODE_TOML, f"profile {display} is larger than "
+                                 f"{MAX_PROFILE_BYTES // 1024} KiB"), at
         text = raw.decode("utf-8")
     except FileNotFoundError:
         return None, Problem(CODE_EXTENDS_MISSING, f"profile file {display} does not exist"), at
@@ -109,7 +112,7 @@ def _read(path: str, display: str, builtin: bool,
         return None, Problem(CODE_TOML, f"not UTF-8 text (byte {exc.start})"), \
             Located(display, None, None)
     except OSError as exc:
-        return None, Problem(CODE_TOML, f"cannot read profile: {exc.strerror}"), at
+        return None, Problem(CODE_TOML, f"cannot read profile {display}: {exc.strerror}"), at
     entry = _toml_cache.cached_entry(os.path.basename(path), text) \
         if builtin and os.path.dirname(path) == BUILTIN else None
     if entry is not None:   # a shipped built-in: parsed, scanned and validated in advance

@@ -41,6 +41,13 @@ def cache_dir(env: Mapping[str, str] | None = None) -> str:
     return os.path.join(os.path.abspath(base), "ringfence")
 
 
+def tooling_dir(env: Mapping[str, str] | None = None) -> str:
+    """Where the default tooling dir (``tooling.dir`` left at its default) lives: in
+    ringfence's cache dir, so it follows ``RINGFENCE_HOME`` and ``XDG_CACHE_HOME``
+    like the rest of ringfence's files (issue 23)."""
+    return os.path.join(cache_dir(env), "tooling")
+
+
 def pattern_cache_dir(env: Mapping[str, str] | None = None) -> str:
     return os.path.join(cache_dir(env), "patterns")
 

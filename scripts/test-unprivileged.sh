@@ -20,7 +20,7 @@ as_user() { su "$user" -s /bin/bash -c "$1"; }
 src=$PWD
 args=("$@")
 copy=""
-cleanup() { [[ -n $copy ]] && rm -rf "$copy"; }
+cleanup() { if [[ -n $copy ]]; then rm -rf "$copy"; fi; }
 trap cleanup EXIT
 if ! as_user "cd '$src' && test -r pyproject.toml && test -r tests/conftest.py" >/dev/null 2>&1; then
   copy=$(mktemp -d "${TMPDIR:-/tmp}/ringfence-unpriv.XXXXXX")

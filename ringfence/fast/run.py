@@ -54,7 +54,7 @@ examples:
   ringfence run --sandbox off -- ./deploy.sh
 
 --command-file reads the command string from FILE (or stdin for '-'), minus one
-trailing newline: commands of any size, past the argv limit. Without --workspace
+trailing newline: commands up to 1 MiB, past the argv limit. Without --workspace
 the workspace is CLAUDE_PROJECT_DIR, else the git root of the cwd, else the cwd.
 
 exit status: the command's own; 125 = could not run safely (nothing ran, also
@@ -63,6 +63,9 @@ for bad arguments); 77 = denied by the profile; 75 = waiting for approval
 """
 
 
+# A command longer than this could not be exec'd anyway (the kernel's ARG_MAX for the
+# whole argv + environment is 2 MiB on most systems); docs/cli.md documents it.
+MAX_COMMAND_FILE = 1024 * 1024
 MAX_TIMEOUT = 7 * 86400   # a week: a longer "timeout" is a typo, not a limit
 
 
@@ -143,12 +146,17 @@ def _read_command_file(path: str) -> str:
 
     try:
         if path == "-":
-            data = sys.stdin.buffer.read()
+            data = sys.stdin.buffer.read(MAX_COMMAND_FILE + 1)
         else:
             with open(path, "rb") as fh:
-                data = fh.read()
+                data = fh.read(MAX_COMMAND_FILE + 1)    # /dev/zero never ends
     except OSError as exc:
         raise UsageError(f"cannot read --command-file {path!r}: {exc.strerror}") from None
+    if len(data) > MAX_COMMAND_FILE:
+        raise UsageError(f"the --command-file text is longer than {MAX_COMMAND_FILE // 1024} "
+                         "KiB; nothing was run",
+                         hint="put a long script in a file in the workspace and run it: "
+                              "ringfence run -- bash script.sh")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -305,6 +305,16 @@ def _permission_request(payload, profile, env, led) -> dict | None:
         "behavior": "deny", "message": _reason(verdict, decision, prof.name, None)}}}
 
 
+# The hook's stdin is bounded (issue 23): a payload carries a tool call and, after it,
+# its response (a Write of a big file, a long output); past this it is not read
+# whole, and the answer is a safe ask.
+MAX_HOOK_INPUT = 16 * 1024 * 1024
+
+
+class InputTooLarge(ValueError):
+    pass
+
+
 def main(argv: list[str], stdin=None, stdout=None, stderr=None,
          env: Mapping[str, str] | None = None, keep_open: bool = False) -> int:
     """`ringfence hook claude-code [--profile P] [--wrap]`: always exit 0 with JSON
@@ -315,10 +325,12 @@ def main(argv: list[str], stdin=None, stdout=None, stderr=None,
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     profile, wrap = _parse(argv)
-    raw = stdin.read()
+    raw = stdin.read(MAX_HOOK_INPUT + 1)
     try:
+        if len(raw) > MAX_HOOK_INPUT:
+            raise InputTooLarge(f"more than {MAX_HOOK_INPUT // (1024 * 1024)} MiB")
         payload = json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, InputTooLarge) as exc:
         print(f"ringfence hook claude-code: cannot read hook JSON on stdin: {exc}",
               file=stderr)
         answer: dict | None = output("ask", "ringfence: unreadable hook input "

@@ -171,7 +171,8 @@ def compile_for(profile, workspace: str, env: Mapping[str, str], cwd: str | None
         # The tooling dir is a declared cache dir, not a placeholder: create it so
         # the writable bind has a source.
         from ringfence.compiler.compile import _tooling_dir
-        os.makedirs(_tooling_dir(profile, host.home), mode=0o700, exist_ok=True)
+        os.makedirs(_tooling_dir(profile, host.home, host.tooling_default), mode=0o700,
+                    exist_ok=True)
     host = host.for_profile(profile, workspace)
     return compile_profile(profile, workspace, host,
                            cwd=os.path.realpath(cwd) if cwd else None), host
