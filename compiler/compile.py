@@ -228,6 +228,9 @@ def compile_profile(profile: Profile, workspace: str | None, host, *,
             ops.append(Rlimit(kind, int(value) * 1024 * 1024))
     if lim.pids is not None:
         ops.append(Rlimit("nproc", int(lim.pids)))
+    if getattr(lim, "stage_mb", None) is not None and any(isinstance(o, Stage) for o in ops):
+        # Not a kernel rlimit: the supervisor watches the stage's growth (limits.py).
+        ops.append(Rlimit("stage", int(lim.stage_mb) * 1024 * 1024))
     net = profile.network
     if net.mode == "proxy" and net.allow:
         prefix = host.python_prefix

@@ -24,8 +24,8 @@ from .spec import Note, Rlimit, SandboxSpec, Stage
 from .supervise import ExecResult, supervise, warn
 
 
-def _rlimit_fn(spec: SandboxSpec):
-    limits = spec.of(Rlimit)
+def _rlimit_fn(spec: SandboxSpec, skip: tuple[str, ...] = ()):
+    limits = [r for r in spec.of(Rlimit) if r.kind not in skip and r.kind != "stage"]
     if not limits:
         return None
     import resource
@@ -64,6 +64,13 @@ def _checked_timeout(timeout):
                            f"not {str(timeout)[:24]!r}; nothing was run (RF550)",
                            hint="pass a finite number of seconds")
     return float(timeout)
+
+
+def _run_limits(spec: SandboxSpec):
+    from .limits import RunLimits
+
+    by = {r.kind: r.value for r in spec.of(Rlimit)}
+    return RunLimits(by.get("nproc"), by.get("as"), stage=by.get("stage"))
 
 
 def _args_fd(args: list[str]) -> int:
@@ -133,6 +140,7 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
     fds: list[int] = [f for f in (stage_r,) if f is not None]
     proxy = None
     proxy_dir = None
+    lims = None
     ran = False
     try:
         seccomp_fd = _seccomp_fd(spec, host.arch, degradations)
@@ -160,17 +168,26 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
         bargv[1:1] = ["--args", str(env_fd)]
         for note in degradations[len(recovered) + len(spec.notes):]:
             warn(note)
-        pre = _rlimit_fn(spec)
+        lims = _run_limits(spec)
+        if stage is not None:
+            lims.watch_stage(stage.upper)
+        # A memory cgroup caps memory itself: then no address-space rlimit, which
+        # breaks runtimes that reserve large virtual ranges (V8, the JVM, Go).
+        pre = _rlimit_fn(spec, skip=("as",) if "memory" in lims.enforced else ())
         if stage is not None:
             pre = staging.preexec(stage, stage_w, then=pre)
+        pre = lims.preexec(then=pre)        # first: nothing of the run escapes it
         result = supervise(bargv, dict(HOST_ENV), status_r, spec, timeout, stdin,
                            capture, out, err, degradations,
                            pass_fds=tuple(f for f in fds if f not in (status_r, stage_r))
                            + (status_w,),
                            close_after_start=status_w, preexec=pre,
-                           setup_err=(stage_r, stage_w) if stage is not None else None)
+                           setup_err=(stage_r, stage_w) if stage is not None else None,
+                           watch=lims.watch if lims.active else None)
         ran = True
     finally:
+        if lims is not None:
+            lims.close()        # SIGKILLs anything left in the run's cgroup, removes it
         for fd in fds:
             try:
                 os.close(fd)

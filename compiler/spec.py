@@ -91,7 +91,8 @@ SetEnv = _op("SetEnv", "name value", "Set a variable to a constant.")
 PassEnv = _op("PassEnv", "name", "Pass the named variable's value from the run's environment.")
 Seccomp = _op("Seccomp", "deny_unix_sockets", "Apply ringfence's seccomp filter.",
               deny_unix_sockets=True)
-Rlimit = _op("Rlimit", "kind value", 'A resource limit: kind "as" | "nproc" | "fsize".')
+Rlimit = _op("Rlimit", "kind value", 'A resource limit: kind "as" | "nproc" | "fsize" | '
+             '"stage" (bytes of staged writes, watched by the supervisor).')
 Chdir = _op("Chdir", "path", "The working directory inside.")
 Proxy = _op("Proxy", "allow deny listen socket_dir",
             "Network only through the host proxy, reached by an in-sandbox relay; "

@@ -30,6 +30,7 @@ from .spec import Note, SandboxSpec
 TAIL_BYTES = 64 * 1024
 TIMEOUT_EXIT = 124          # as timeout(1)
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+WATCH_EVERY = 0.25          # seconds between two looks at the run's limits
 
 
 @record
@@ -46,6 +47,7 @@ class ExecResult:
     timed_out: bool = False
     signal: int | None = None           # a signal we received and forwarded
     sandboxed: bool = True
+    limit: str | None = None            # "pids" | "memory": a limit hit ended the run
 
 
 def warn(note: Note, stream: IO[str] | None = None) -> None:
@@ -69,7 +71,8 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
               timeout: float | None, stdin, capture: bool, out, err,
               degradations: list[Note], *, pass_fds: tuple[int, ...] = (),
               close_after_start: int | None = None, cwd: str | None = None,
-              sandboxed: bool = True, preexec=None, setup_err=None) -> ExecResult:
+              sandboxed: bool = True, preexec=None, setup_err=None,
+              watch=None) -> ExecResult:
     """Start ``cmd`` and see it through to its exit status (see the module doc)."""
     out = out if out is not None else sys.stdout.buffer
     err = err if err is not None else sys.stderr.buffer
@@ -130,10 +133,15 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
         sel.register(status_r, selectors.EVENT_READ)
     deadline = None if timeout is None else start + timeout
     timed_out = False
+    hit = None          # a limit the watch saw (compiler/limits.py): ends the run
     try:
         while sel.get_map():
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if watch is not None:
+                wait = WATCH_EVERY if wait is None else min(wait, WATCH_EVERY)
             events = sel.select(wait)
+            if watch is not None and hit is None and (hit := watch(child_pid(status))):
+                proc.kill()     # --die-with-parent takes the whole sandbox with it
             if not events and deadline is not None and time.monotonic() >= deadline:
                 timed_out = True
                 proc.kill()
@@ -164,6 +172,8 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
                         sel.unregister(key.fileobj)
                         key.fileobj.close()
         code = proc.wait()
+        if watch is not None and hit is None:
+            hit = watch(child_pid(status))      # an OOM kill the command died of
         for fd, flt in filters.items():
             rest, sink = flt.flush(), tails[fd][1]
             if rest and sink is not None:
@@ -208,7 +218,7 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
                       stdout=bytes(o.all) if o.all is not None else None,
                       stderr=bytes(e.all) if e.all is not None else None,
                       timed_out=timed_out, signal=received[0] if received else None,
-                      sandboxed=sandboxed)
+                      sandboxed=sandboxed, limit=hit)
 
 
 def _feed(pipe, data: bytes) -> None:

@@ -308,8 +308,8 @@ def build(chain: Chain) -> tuple[Profile, dict]:
         env=Env(pass_=tuple(env.get("pass", ())), set=tuple(env.get("set", {}).items()),
                 allow_credentials=tuple(env.get("allow_credentials", ()))),
         tooling=Tooling(**{k: tooling[k] for k in ("dir", "enabled") if k in tooling}),
-        limits=Limits(**{k: limits[k] for k in ("timeout", "memory_mb", "pids", "file_size_mb")
-                         if k in limits}),
+        limits=Limits(**{k: limits[k] for k in ("timeout", "memory_mb", "pids", "file_size_mb",
+                                                "stage_mb") if k in limits}),
         host=merged.get("host", "ask"),
         rules=rules,
         hook_grant=merged.get("hook", {}).get("grant", "session"),

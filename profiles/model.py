@@ -76,6 +76,7 @@ class Limits:
     memory_mb: int | None = None     # RLIMIT_AS
     pids: int | None = None          # RLIMIT_NPROC
     file_size_mb: int | None = None  # RLIMIT_FSIZE
+    stage_mb: int | None = None      # the run's staged writes, in all (compiler/limits.py)
 
 
 @record

@@ -15,6 +15,7 @@ LIMIT_RANGES = {
     "memory_mb": (16, 4 * 1024 * 1024, "MiB", True),      # 4 TiB: fits rlim_t in bytes
     "pids": (8, 4 * 1024 * 1024, "processes", True),      # the kernel's pid_max ceiling
     "file_size_mb": (1, 8 * 1024 * 1024, "MiB", True),    # 8 TiB
+    "stage_mb": (1, 16 * 1024 * 1024, "MiB", True),       # 16 TiB
 }
 
 

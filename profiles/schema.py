@@ -154,6 +154,8 @@ SCHEMA: dict[str, Any] = {
         "pids": (_limit("pids"), "process limit (8 to 4194304)"),
         "file_size_mb": (_limit("file_size_mb"),
                          "largest file a command may write (MiB, 1 to 8388608)"),
+        "stage_mb": (_limit("stage_mb"),
+                     "all the writes one run may stage (MiB, 1 to 16777216)"),
     },
     "hook": {
         "grant": (_enum("session", "once"),

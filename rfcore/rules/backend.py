@@ -269,6 +269,22 @@ RULES: tuple[Rule, ...] = (
              "ringfence run -p build -c 'head -c 30000000 /dev/zero > big'   # as root"),
         good="ringfence run -p build -c 'head -c 1000 /dev/zero > small'"),
     Rule(
+        code="RF624", name="limit-hit",
+        summary="the run reached its pids or memory limit; the whole sandbox was killed",
+        explanation=(
+            "`limits.pids` and `limits.memory_mb` hold for root too: when ringfence can "
+            "make a cgroup (root, or a delegated cgroup v2 subtree) each run gets its "
+            "own, with `pids.max` and a memory cap, so a fork bomb or a memory hog is "
+            "stopped by the kernel before it reaches the host (RLIMIT_NPROC does not "
+            "apply to root). Without one, RLIMIT_NPROC and RLIMIT_AS are the cap and "
+            "ringfence counts the processes in the sandbox's pid namespace. A hit ends "
+            "the run: the sandbox is killed and the run is recorded as `limit` with "
+            "outcome `pids` or `memory`."),
+        bad=("printf 'extends = \"strict\"\\n[limits]\\npids = 32\\n' > p.toml; "
+             "ringfence run -p ./p.toml -c 'for i in $(seq 100); do sleep 5 & done; wait'"),
+        good=("printf 'extends = \"strict\"\\n[limits]\\npids = 32\\n' > p.toml; "
+              "ringfence run -p ./p.toml -c 'for i in $(seq 4); do sleep 0.1 & done; wait'")),
+    Rule(
         code="RF640", name="stage-unavailable",
         summary="the workspace's writes could not be staged in an overlay; nothing was run",
         explanation=(

@@ -230,7 +230,10 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
         for note in late:
             warn(note)
     outcome = "timeout" if res.timed_out else "signal" if res.signal is not None else None
-    if cut:
+    if res.limit:
+        late = late + (_limit_note(res.limit, p.profile.limits),)
+        status, outcome = "limit", res.limit
+    elif cut:
         status, outcome = "limit", "stage_space"
     elif outcome:
         status = "aborted"        # SPEC §5's state; the outcome field says why
@@ -241,6 +244,18 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
                      res.stdout_tail, res.stderr_tail, res.stdout, res.stderr,
                      res.network_decisions, res.degradations + tuple(late), changes, held,
                      kept, outcome)
+
+
+def _limit_note(kind: str, limits):
+    from ringfence.compiler.execute import warn
+    from ringfence.compiler.spec import Note
+
+    value = {"pids": limits.pids, "memory": f"{limits.memory_mb} MiB",
+             "stage": f"{getattr(limits, 'stage_mb', None)} MiB"}.get(kind, "?")
+    note = Note("RF624", f"the run hit its {kind} limit ({value}); the whole sandbox was "
+                         "killed")
+    warn(note)
+    return note
 
 
 def _stage_cut(stage):

@@ -16,7 +16,7 @@ import sys
 
 
 def settle_enospc():
-    import ringfence.settle as settle
+    import ringfence.staging.settle as settle
 
     def boom(*_a, **_k):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -24,7 +24,7 @@ def settle_enospc():
 
 
 def ledger_full_at_the_end():
-    from ringfence.ledger import FINAL_STATES, Ledger
+    from ringfence.ledger.store import FINAL_STATES, Ledger
 
     real = Ledger.append_event
 
@@ -48,7 +48,7 @@ def preexec_fails():
     """A preexec step (rlimits) that raises in the child after fork."""
     from ringfence.compiler import execute
 
-    def fn(_spec):
+    def fn(_spec, skip=()):
         def apply():
             raise ValueError("injected: setrlimit failed in the child")
         return apply

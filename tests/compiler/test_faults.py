@@ -182,6 +182,7 @@ def test_sigkill_of_the_supervisor_takes_the_sandbox_and_relay_with_it(box):
     nxt = box.run("strict", "--", "true")
     assert "RF642" in nxt.stderr
     assert last_run(box)["state"] == "completed"
+    assert leaked_cgroups() == []               # the dead run's cgroup was swept
     export = subprocess.run([*CLI, "ledger", "list", "--json"], env=box.env(),
                             capture_output=True, text=True, timeout=60)
     states = [r["state"] for r in json.loads(export.stdout)]
@@ -190,7 +191,7 @@ def test_sigkill_of_the_supervisor_takes_the_sandbox_and_relay_with_it(box):
 
 def test_an_api_timeout_that_would_overflow_is_refused_before_start(box):
     from ringfence.rfcore.errors import SandboxError
-    from ringfence.runner import run
+    from ringfence.session.runner import run
 
     mark = marker()
     for bad in (float("inf"), 1e300, float("nan"), -1, 10**30):
@@ -363,3 +364,74 @@ def test_read_commands_work_on_a_read_only_ledger(box):
         assert len(ringfence_lines(r.stderr)) == 1
     finally:
         undo()
+
+
+# --- limits that hold for root (small ones: this may be a shared 2-core machine) ------
+
+def limited_profile(box, **limits) -> Path:
+    p = box.root / "limited.toml"
+    body = "".join(f"{k} = {v}\n" for k, v in limits.items())
+    p.write_text(f'extends = "strict"\n[limits]\n{body}', encoding="utf-8")
+    return p
+
+
+def test_a_fork_bomb_ends_as_a_recorded_limit(box):
+    mark = marker()
+    prof = limited_profile(box, pids=32, timeout=60)
+    r = subprocess.run([*CLI, "run", "-p", str(prof), "-w", str(box.ws), "-c",
+                        f"b() {{ b | b & }}; b; sleep 50 # {mark}"], cwd=box.ws,
+                       env=box.env(), capture_output=True, text=True, timeout=120)
+    assert "RF624" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    row = last_run(box)
+    assert (row["state"], row["outcome"]) == ("limit", "pids")
+    assert row["duration"] < 60                     # ended by the limit, not the timeout
+    assert_clean(box, mark)
+    assert leaked_cgroups() == []
+
+
+def leaked_cgroups() -> list[Path]:
+    """Run cgroups whose ringfence is gone (another worktree's live runs are theirs)."""
+    out = []
+    for d in Path("/sys/fs/cgroup").rglob("ringfence-*"):
+        parts = d.name.split("-")
+        if d.is_dir() and len(parts) == 3 and parts[1].isdigit() and \
+                not Path(f"/proc/{parts[1]}").exists():
+            out.append(d)
+    return out
+
+
+def test_a_memory_hog_is_stopped(box):
+    from .sandbox_util import INNER_PY
+
+    mark = marker()
+    prof = limited_profile(box, memory_mb=64)
+    hog = f"x = b'x' * (400 << 20)  # {mark}"
+    r = subprocess.run([*CLI, "run", "-p", str(prof), "-w", str(box.ws), "--", INNER_PY,
+                        "-c", hog], cwd=box.ws, env=box.env(), capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode != 0 and "Traceback (most recent call last)" not in r.stderr.replace(
+        "MemoryError", "") or "MemoryError" in r.stderr
+    row = last_run(box)
+    from ringfence.compiler.limits import RunLimits
+
+    probe = RunLimits(None, 64 << 20)
+    cgroup = "memory" in probe.enforced
+    probe.close()
+    if cgroup:      # root (or delegated v2): the kernel's OOM killer, recorded as a limit
+        assert (row["state"], row["outcome"]) == ("limit", "memory"), row
+        assert "RF624" in r.stderr
+    else:           # RLIMIT_AS: the allocation fails inside the sandbox
+        assert row["state"] == "failed" and "MemoryError" in r.stderr
+    assert_clean(box, mark)
+
+
+def test_the_stage_cap_ends_a_runaway_write(box):
+    mark = marker()
+    prof = limited_profile(box, stage_mb=8, timeout=60)
+    r = subprocess.run([*CLI, "run", "-p", str(prof), "-w", str(box.ws), "-c",
+                        f"while :; do head -c 1000000 /dev/zero >> big; done # {mark}"],
+                       cwd=box.ws, env=box.env(), capture_output=True, text=True, timeout=120)
+    assert "RF624" in r.stderr, r.stderr
+    row = last_run(box)
+    assert (row["state"], row["outcome"]) == ("limit", "stage")
+    assert_clean(box, mark)

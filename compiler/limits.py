@@ -1,0 +1,265 @@
+"""Limits that hold for root too (issue 23): a cgroup for the run's pids and memory,
+and a watch that ends the run as ``limit`` when one is hit.
+
+``RLIMIT_NPROC`` does not apply to root (the kernel exempts uid 0 and
+CAP_SYS_RESOURCE), and ``RLIMIT_AS`` caps address space, not memory. So when
+ringfence can create a cgroup (root, or a delegated cgroup v2 subtree) every run
+gets its own, child of ringfence's own cgroup:
+
+* ``pids.max`` = ``limits.pids``: a fork bomb is contained by the kernel;
+* ``memory.max`` (v2) / ``memory.limit_in_bytes`` (v1) = ``limits.memory_mb``:
+  a hog is OOM-killed inside the sandbox, never the host's processes;
+* the run's processes are joined before bwrap is exec'd (first preexec step, before
+  the stage's user namespace), so nothing of the sandbox escapes it;
+* when the run ends, whatever is left in it is SIGKILLed and the cgroup removed.
+
+Where no cgroup can be made (an unprivileged user without delegation), the
+rlimits stay the hard cap (``RLIMIT_NPROC`` does apply to non-root) and the watch
+counts the processes in the sandbox's pid namespace instead.
+
+The watch (polled by the supervisor a few times a second) reports "pids" when the
+count reached the limit (``pids.events`` ``max`` > 0, or the namespace count) and
+"memory" when the kernel OOM-killed a process of the run; the supervisor then kills
+the whole sandbox and the run is recorded as ``limit``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+_CG = "/sys/fs/cgroup"
+# Unprivileged: the namespace count can never reach ``pids`` (RLIMIT_NPROC also
+# counts ringfence's own threads and the user's other processes); this close is a hit.
+_NS_MARGIN = 8
+
+
+def _own_paths() -> dict[str, str]:
+    """controller -> our cgroup path ("" key: the v2 unified hierarchy)."""
+    out = {}
+    try:
+        with open("/proc/self/cgroup", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                _, ctrls, path = line.rstrip("\n").split(":", 2)
+                for c in ctrls.split(",") if ctrls else [""]:
+                    out[c] = path
+    except (OSError, ValueError):
+        pass
+    return out
+
+
+def _v1_mount(controller: str) -> str | None:
+    d = os.path.join(_CG, controller)
+    return d if os.path.isfile(os.path.join(d, "cgroup.procs")) else None
+
+
+def _v2_mount() -> str | None:
+    for d in (_CG, os.path.join(_CG, "unified")):
+        if os.path.isfile(os.path.join(d, "cgroup.controllers")):
+            return d
+    return None
+
+
+def _write(path: str, value: str) -> None:
+    with open(path, "w", encoding="ascii") as fh:
+        fh.write(value)
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="ascii", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
+def _counter(text: str, key: str) -> int:
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == key and parts[1].isdigit():
+            return int(parts[1])
+    return 0
+
+
+class RunLimits:
+    """One run's cgroup(s) and its watch. ``dirs``: the cgroup dirs made (maybe none)."""
+
+    def __init__(self, pids: int | None, memory: int | None, stage: int | None = None) -> None:
+        self.pids, self.memory, self.stage = pids, memory, stage
+        self.stage_at: str | None = None
+        self.stage_free0 = 0
+        self.dirs: list[str] = []
+        self.pids_dir = self.mem_dir = None
+        self.v2 = False
+        self.pidns: str | None = None
+        if pids is None and memory is None:
+            return
+        name = f"ringfence-{os.getpid()}-{os.urandom(4).hex()}"
+        own = _own_paths()
+        v2 = _v2_mount()
+        if v2 is not None and "" in own and _v1_mount("pids") is None:
+            d = self._make(os.path.join(v2, own[""].lstrip("/"), name))
+            if d is not None:
+                self.v2 = True
+                ok = self._set(d, "pids.max", pids) and self._set(d, "memory.max", memory)
+                if memory is not None:
+                    self._set(d, "memory.swap.max", 0)
+                if ok:
+                    self.pids_dir = d if pids is not None else None
+                    self.mem_dir = d if memory is not None else None
+            return
+        for ctrl in ("pids", "memory"):
+            want = pids if ctrl == "pids" else memory
+            mount = _v1_mount(ctrl)
+            if want is None or mount is None or ctrl not in own:
+                continue
+            d = self._make(os.path.join(mount, own[ctrl].lstrip("/"), name))
+            if d is None:
+                continue
+            key = "pids.max" if ctrl == "pids" else "memory.limit_in_bytes"
+            if self._set(d, key, want):
+                if ctrl == "pids":
+                    self.pids_dir = d
+                else:
+                    self.mem_dir = d
+                    self._set(d, "memory.memsw.limit_in_bytes", want)   # no swap escape
+
+    def _make(self, d: str) -> str | None:
+        _sweep(os.path.dirname(d))
+        try:
+            os.mkdir(d, 0o755)
+        except OSError:
+            return None
+        self.dirs.append(d)
+        return d
+
+    @staticmethod
+    def _set(d: str, key: str, value) -> bool:
+        if value is None:
+            return True
+        try:
+            _write(os.path.join(d, key), str(value))
+            return True
+        except OSError:
+            return False
+
+    @property
+    def active(self) -> bool:
+        return bool(self.pids or self.memory or self.stage_at)
+
+    def watch_stage(self, upper: str) -> None:
+        """Watch the growth of the stage's filesystem from now: the staged writes (and
+        anything else writing there, which only makes the cap stricter)."""
+        if self.stage is None:
+            return
+        try:
+            st = os.statvfs(upper)
+        except OSError:
+            return
+        self.stage_at, self.stage_free0 = upper, st.f_bavail * st.f_frsize
+
+    @property
+    def enforced(self) -> tuple[str, ...]:
+        return tuple(k for k, d in (("pids", self.pids_dir), ("memory", self.mem_dir)) if d)
+
+    def preexec(self, then=None):
+        """The child's first step: join the run's cgroup(s), then ``then``."""
+        procs = [os.path.join(d, "cgroup.procs") for d in dict.fromkeys(
+            x for x in (self.pids_dir, self.mem_dir) if x)]
+        if not procs:
+            return then
+
+        def join() -> None:
+            pid = str(os.getpid()).encode()
+            for p in procs:
+                fd = os.open(p, os.O_WRONLY)
+                try:
+                    os.write(fd, pid)
+                finally:
+                    os.close(fd)
+            if then is not None:
+                then()
+        return join
+
+    def watch(self, child_pid: int | None) -> str | None:
+        """"pids", "memory" or "stage" once a limit was hit, else None. Cheap: a few
+        reads and one statvfs."""
+        if self.stage_at is not None:
+            try:
+                st = os.statvfs(self.stage_at)
+                if self.stage_free0 - st.f_bavail * st.f_frsize > self.stage:
+                    return "stage"
+            except OSError:
+                pass
+        if self.mem_dir:
+            text = _read(os.path.join(self.mem_dir, "memory.events" if self.v2
+                                      else "memory.oom_control"))
+            if _counter(text, "oom_kill"):
+                return "memory"
+        if self.pids_dir:
+            if _counter(_read(os.path.join(self.pids_dir, "pids.events")), "max"):
+                return "pids"
+        elif self.pids is not None and child_pid:
+            if self._ns_count(child_pid) >= max(1, self.pids - _NS_MARGIN):
+                return "pids"
+        return None
+
+    def _ns_count(self, child_pid: int) -> int:
+        if self.pidns is None:
+            try:
+                self.pidns = os.readlink(f"/proc/{child_pid}/ns/pid")
+            except OSError:
+                return 0
+        n = 0
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                try:
+                    n += os.readlink(f"/proc/{name}/ns/pid") == self.pidns
+                except OSError:
+                    pass
+        return n
+
+    def close(self) -> None:
+        """Kill whatever is left in the run's cgroup(s), then remove them."""
+        for d in reversed(self.dirs):
+            _remove(d)
+        self.dirs = []
+
+
+def _remove(d: str) -> None:
+    for _ in range(50):
+        for p in _read(os.path.join(d, "cgroup.procs")).split():
+            try:
+                os.kill(int(p), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass
+        try:
+            os.rmdir(d)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            import time
+
+            time.sleep(0.02)
+
+
+def _sweep(parent: str) -> None:
+    """Remove the cgroups of runs whose ringfence died (SIGKILL): ``ringfence-PID-*``
+    with PID gone. What is left inside is the dead run's, so it is killed."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        parts = name.split("-")
+        if len(parts) != 3 or parts[0] != "ringfence" or not parts[1].isdigit():
+            continue
+        try:
+            os.kill(int(parts[1]), 0)
+            continue                    # that ringfence is alive (or the pid reused)
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue
+        _remove(os.path.join(parent, name))
