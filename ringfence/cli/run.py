@@ -60,6 +60,28 @@ def _proxy_socket_check() -> Check:
         shutil.rmtree(rdir, ignore_errors=True)
 
 
+def _apply_fix(what: str) -> None:
+    from ringfence.rfcore.errors import UsageError
+
+    if what != "apparmor":
+        err = UsageError(f"doctor --fix knows 'apparmor', not {what!r}",
+                         hint="sudo ringfence doctor --fix apparmor")
+        err.exit_code = 2
+        raise err
+    from ringfence.compiler.host import probe
+
+    from . import doctor_apparmor as aa
+    from .output import console
+
+    from rich.markup import escape
+
+    ok, said = aa.fix(probe().bwrap)
+    console.print(("[green]fixed:[/] " if ok else "[red]not fixed:[/] ") + escape(said),
+                  highlight=False, markup=True)
+    if not ok:
+        raise typer.Exit(1)
+
+
 def checks() -> list[Check]:
     from ringfence.staging import mount as staging
     from ringfence.rfcore.paths import state_dir
@@ -76,14 +98,17 @@ def checks() -> list[Check]:
     else:
         out.append(Check("bwrap", False, True, "not found on PATH",
                          "apt-get install bubblewrap  (or: dnf install bubblewrap)"))
+    from . import doctor_apparmor as aa
+
     restricted = h.apparmor_userns_restricted
+    # Restricted but bwrap starts (its own profile: ours or Ubuntu's) is fine.
+    aa_ok = restricted is not True or bool(h.userns and h.bwrap)
     out.append(Check(
-        "AppArmor userns restriction", restricted is not True, True,
+        "AppArmor userns restriction", aa_ok, True,
         "kernel.apparmor_restrict_unprivileged_userns = "
-        + {None: "absent (not Ubuntu's AppArmor)", True: "1", False: "0"}[restricted],
-        "" if restricted is not True else
-        "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or install an AppArmor "
-        "profile for /usr/bin/bwrap that allows userns"))
+        + {None: "absent (not Ubuntu's AppArmor)", True: "1", False: "0"}[restricted]
+        + ("; bwrap has a profile that allows it" if restricted and aa_ok else ""),
+        "" if aa_ok else aa.fix_hint(h.bwrap)))
     if not h.bwrap:
         # Dependent check: the trial sandbox needs bwrap, so it was not tried. Never
         # "ok" next to "bwrap FAIL".
@@ -146,11 +171,17 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(fast_main(["run", *ctx.args]))
 
     @app.command()
-    def doctor(as_json: bool = options.json_flag("Print the checks as JSON.")) -> None:
+    def doctor(as_json: bool = options.json_flag("Print the checks as JSON."),
+               fix: str = typer.Option("", "--fix", metavar="WHAT",
+                                       help="Apply a fix: 'apparmor' installs an AppArmor "
+                                            "profile for bwrap (root); never a sysctl.")
+               ) -> None:
         """Check that this host can run ringfence sandboxes; name the fix for each failure.
 
-        Example: ringfence doctor --json
+        Example: ringfence doctor --json     sudo ringfence doctor --fix apparmor
         """
+        if fix:
+            _apply_fix(fix)
         results = checks()
         ok = all(c.ok for c in results if c.required)
         if as_json:
