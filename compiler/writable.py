@@ -28,3 +28,27 @@ def refuse_unusable_workspace(profile: Profile, workspace: str, home: str, *,
         raise error(f"workspace {workspace} is / or contains your home directory "
                     f"({home}); refusing to make it writable; {action} (RF616)",
                     hint="run from the project directory or pass --workspace DIR")
+    system = _system_dir(real)
+    if system:
+        raise error(f"workspace {workspace} is the system directory {system} (or inside "
+                    f"it), whose files the host runs or obeys; refusing to make it "
+                    f"writable; {action} (RF616)",
+                    hint="run from the project directory or pass --workspace DIR")
+
+
+# The host's own directories (issue 23): what the machine executes (/usr, /bin, /lib,
+# /boot), obeys (/etc) or is (/proc, /sys, /dev, /run). A project never lives there.
+# Projects do live under /usr/src and /usr/local/src (container images), and under
+# /var/lib (CI workspaces): those stay allowed.
+SYSTEM_DIRS = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+               "/boot", "/dev", "/proc", "/sys", "/run")
+PROJECT_DIRS = ("/usr/src", "/usr/local/src")
+
+
+def _system_dir(real: str) -> str | None:
+    if any(real.startswith(d + "/") for d in PROJECT_DIRS):
+        return None
+    for d in SYSTEM_DIRS:
+        if real == d or real.startswith(d + "/"):
+            return d
+    return None

@@ -54,6 +54,14 @@ def main(argv: list[str]) -> int:
     hide_flag_types()
     _register()
     try:
+        if os.environ.get("RINGFENCE_SESSION_TTL"):
+            from ringfence.ledger.grants import session_ttl
+
+            try:
+                session_ttl()   # refused up front, exit 2 as any bad input (docs/exit-codes.md)
+            except RingfenceError as exc:
+                exc.exit_code = 2
+                raise
         # standalone mode: typer reports usage errors itself (exit 2) and
         # raises SystemExit; our own errors propagate to the handlers below.
         app(args=argv, prog_name="ringfence", standalone_mode=True)

@@ -79,7 +79,9 @@ def _approvals_list(as_json: bool) -> None:
         grid = Table.grid(padding=(0, 1))
         grid.add_column(style="dim", no_wrap=True)
         grid.add_column(overflow="fold")
-        grid.add_row("command", _text(a.command))
+        from ringfence.session.request import shorten
+
+        grid.add_row("command", _text(shorten(a.command, where="approvals list --json")))
         # Where it runs: the approval is bound to this very directory (its identity).
         grid.add_row("cwd", _text(a.cwd or "-"))
         grid.add_row("needs", _text(caps))

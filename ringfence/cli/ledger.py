@@ -21,12 +21,12 @@ from .output import short_when as _short_when
 
 STATE_STYLE = {"completed": "green", "failed": "red", "waiting_for_approval": "bold yellow",
                "denied": "magenta", "aborted": "red", "sandbox_error": "bold red",
-               "running": "cyan"}
+               "limit": "red", "running": "cyan"}
 
 
 def _ledger():
     # Read-only commands work on a ledger they cannot write (issue 23).
-    from ringfence.ledger.readonly import open_for_reading
+    from ringfence.ledger.store.readonly import open_for_reading
 
     return open_for_reading(os.environ)
 
@@ -55,7 +55,7 @@ def _secs(value) -> str | None:
 
 MAX_LIMIT = 1_000_000
 LIST_STATES = ("completed", "failed", "waiting_for_approval", "denied", "aborted",
-               "sandbox_error", "running")
+               "sandbox_error", "limit", "running")
 
 
 class LedgerUsageError(UsageError):
@@ -79,49 +79,6 @@ def parse_when(text: str, option: str) -> float:
             f"{option} takes a date (YYYY-MM-DD[THH:MM[:SS]], local time) or an age such as "
             f"12h or 30d, not {text!r}", hint=f"for example {option} 30d") from None
     return when.timestamp()
-
-
-def _list(limit: int, as_json: bool, *, state=None, session=None, since=None) -> None:
-    from rich.table import Table
-
-    from .output import console
-
-    with _ledger() as led:
-        runs = led.list_runs(limit=limit, state=state, session=session, since=since)
-    if as_json:
-        print(json.dumps([r.to_json() for r in runs], indent=2))
-        return
-    if not runs:
-        console.print("no runs recorded yet")
-        return
-    from rich import box
-
-    table = Table(title=f"ringfence ledger (latest {limit})", title_justify="left",
-                  box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True)
-    # One line per run: every column but the command keeps its width; the command
-    # takes what is left and ends in "…" (`ledger show ID` has it in full).
-    rows = []
-    for r in runs:
-        dur = r.result("duration")
-        code = r.result("exit_code")
-        outcome = r.result("outcome")     # e.g. "aborted (timeout)": SPEC's state + why
-        rows.append((r.id, _short_when(r.created_at),
-                     "host" if r.kind == "host" else (r.profile or "sandbox"),
-                     r.state + (f" ({outcome})" if outcome else ""),
-                     "-" if code is None else str(code),
-                     "-" if dur is None else f"{dur:.1f}s", r.command))
-    fixed = ("id", "at", "where", "state", "exit", "time")
-    widths = [max(len(col), *(len(row[n]) for row in rows)) for n, col in enumerate(fixed)]
-    for col, width in zip(fixed, widths):
-        table.add_column(col, no_wrap=True, width=width)
-    # The command gets exactly what is left (two spaces between columns), cut by
-    # us: left to itself, rich would drop whole columns instead.
-    room = max(5, console.width - sum(widths) - 2 * len(fixed) - 3)   # gaps and edges
-    table.add_column("command", no_wrap=True, width=room)
-    for *cells, state, code, dur, command in ((*row[:3], *row[3:]) for row in rows):
-        shown = command if len(command) <= room else command[:room - 1] + "…"
-        table.add_row(*cells, _state(state), code, dur, _t(shown))
-    console.print(table)
 
 
 def _verdict(data: dict | None):
@@ -304,8 +261,10 @@ def register(app: typer.Typer) -> None:
         if state is not None and state not in LIST_STATES:
             raise LedgerUsageError(f"unknown state {state!r}",
                                    hint="use one of " + ", ".join(LIST_STATES))
-        _list(n, as_json, state=state, session=session,
-              since=None if since is None else parse_when(since, "--since"))
+        from .runlist import list_runs
+
+        list_runs(n, as_json, state=state, session=session,
+                  since=None if since is None else parse_when(since, "--since"))
 
     @ledger_app.command("prune")
     def ledger_prune(
@@ -379,12 +338,17 @@ def register(app: typer.Typer) -> None:
     def ledger_export(jsonl: bool = typer.Option(True, "--jsonl",
                                                  help="One JSON object per run (the only format).")
                       ) -> None:
-        """Export every run as JSON lines, oldest first.
+        """Export every run, then every hook decision, as JSON lines, oldest first.
 
         Example: ringfence ledger export --jsonl > runs.jsonl
         """
         import sys
 
+        from ringfence.ledger.hook_rows import list_events
+
         with _ledger() as led:
             for record in led.export():
                 sys.stdout.write(json.dumps(record) + "\n")
+            # The Claude Code hook's decisions too (issue 23): "kind": "hook" says which.
+            for event in reversed(list_events(led, None)):
+                sys.stdout.write(json.dumps({"kind": "hook", **event}) + "\n")

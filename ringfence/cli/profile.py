@@ -123,7 +123,12 @@ def _compile(name: str, fmt: str, workspace: Optional[str]) -> None:
 
     if fmt not in FORMATS:
         raise ProfileUsageError(f"unknown format {fmt!r}", hint="use one of " + ", ".join(FORMATS))
-    ws = os.path.abspath(workspace or os.getcwd())
+    from ringfence.rfcore.workspace import find_workspace
+
+    # The same rule as `run` (issue 23): CLAUDE_PROJECT_DIR, else the git root, else
+    # the cwd; so an export describes the sandbox `run` would build from here.
+    ws, _why = find_workspace(env=os.environ, explicit=workspace)
+    ws = os.path.abspath(ws)
     profile = load_profile(name, workspace=ws)
     try:
         from ringfence.compiler.export import export
@@ -191,8 +196,9 @@ def register(app: typer.Typer) -> None:
         fmt: str = typer.Option(..., "--format", "-f", metavar="FORMAT",
                                 help="bwrap | json | srt | seatbelt | claude-code"),
         workspace: Optional[str] = options.workspace(
-            "Workspace directory (default: cwd); refused like `run` refuses it if it "
-            "is missing, / or contains your home (RF609, RF616)."),
+            "Workspace directory (default: as `run`: CLAUDE_PROJECT_DIR, else the git root, "
+            "else the cwd); refused like `run` refuses it if it is missing, /, a system "
+            "directory or contains your home (RF609, RF616)."),
     ) -> None:
         """Export a profile: bwrap script, the JSON spec, sandbox-runtime settings, a
         macOS Seatbelt profile or a Claude Code settings block.

@@ -36,7 +36,7 @@ the ledger.
 
 options:
   -p, --profile P        built-in name or TOML path (default: the active one)
-  -w, --workspace DIR    the writable project directory (default: cwd)
+  -w, --workspace DIR    the writable project directory (default: see below)
   --host                 ask to run on the host: granted, or 75 + an approval id
   --session S            session for grants (default: $RINGFENCE_SESSION)
   --sandbox on|off       off = profile 'host': full host access, recorded
@@ -193,6 +193,10 @@ def main_run(argv_list: list[str], *, deps: Deps | None = None, ledger: Ledger |
         streams.out.flush()
         return 0
     _check_command(opts)
+    if env.get("RINGFENCE_SESSION_TTL"):
+        from ringfence.ledger.grants import session_ttl
+
+        session_ttl(env)        # a bad TTL is refused before anything runs (issue 23)
     from ringfence.rfcore.workspace import find_workspace
 
     workspace, _rule = find_workspace(env=env, explicit=opts["workspace"])

@@ -49,17 +49,22 @@ class Grant:
                 "approval_id": self.approval_id}
 
 
+MAX_SESSION_TTL = 365 * 86400
+
+
 def session_ttl(env: Mapping[str, str] | None = None) -> float:
     """RINGFENCE_SESSION_TTL: seconds, or a number with s/m/h/d. Default 8h."""
     env = os.environ if env is None else env
     raw = env.get("RINGFENCE_SESSION_TTL", "").strip()
     if not raw:
         return DEFAULT_SESSION_TTL
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([smhd]?)", raw)
-    if not m or float(m.group(1)) <= 0:
-        raise UsageError(f"RINGFENCE_SESSION_TTL={raw!r} is not a duration",
+    m = re.fullmatch(r"(\d{1,12}(?:\.\d{1,6})?)\s*([smhd]?)", raw)
+    ttl = float(m.group(1)) * _UNITS[m.group(2)] if m else 0.0
+    if not 0 < ttl <= MAX_SESSION_TTL:
+        raise UsageError(f"RINGFENCE_SESSION_TTL={raw[:40]!r} is not a duration from 1s to "
+                         "365d; nothing was run",
                          hint="use seconds or a number with s/m/h/d, e.g. 8h")
-    return float(m.group(1)) * _UNITS[m.group(2)]
+    return ttl
 
 
 def current_session(cli_value: str | None = None,

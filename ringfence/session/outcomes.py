@@ -12,7 +12,7 @@ import os
 from ringfence.rfcore.errors import EXIT_DENIED, EXIT_WAITING
 
 from ringfence.ledger import pending as ap
-from ringfence.session.request import Outcome, safe
+from ringfence.session.request import Outcome, safe, shorten
 
 
 def record_refusal(f) -> Outcome:
@@ -41,7 +41,8 @@ def record_pending(f) -> Outcome:
                   session=req.session)
     place = "on the host" if where == "host" else "in its sandbox"
     f.streams.say(f"ringfence: waiting_for_approval {a.id} (run {run_id}): needs approval "
-                  f"under profile {req.profile.name!r} to run {place}: {safe(req.text)}")
+                  f"under profile {req.profile.name!r} to run {place}: "
+                  f"{safe(shorten(req.text, where=f'ledger show {run_id}'))}")
     for r in reasons:
         f.streams.say(f"  reason: {safe(r)}")
     f.streams.say(f"  approve: ringfence approve {a.id} [--scope once|session|always]\n"

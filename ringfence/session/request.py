@@ -101,3 +101,15 @@ class Streams:
 def safe(text: str) -> str:
     """Neutralise control characters before untrusted text reaches a terminal."""
     return "".join(c if c.isprintable() or c == " " else f"\\x{ord(c):02x}" for c in text)
+
+
+SHOWN_CHARS = 1000      # of a command, in messages and `approvals list` (issue 23)
+
+
+def shorten(text: str, limit: int = SHOWN_CHARS, where: str = "ledger show RUN_ID") -> str:
+    """A command as a person can read it: its start, and how much is left out (the
+    ledger and ``--json`` keep it whole; the approval binds to all of it)."""
+    if len(text) <= limit:
+        return text
+    return (f"{text[:limit]}… [{len(text) - limit} more characters, {len(text)} in all: "
+            f"ringfence {where} shows it whole]")
