@@ -24,7 +24,7 @@ from ringfence.rfcore.errors import SandboxError
 
 from ringfence.staging import mount as staging
 from .reap import Subreaper, child_pid
-from .terminal import ControlStrings, TermGuard, sink_is_tty, stdin_fd
+from .terminal import ControlStrings, TermGuard, _isatty, sink_is_tty, stdin_fd
 from .spec import Note, SandboxSpec
 
 TAIL_BYTES = 64 * 1024
@@ -80,11 +80,17 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
     # The command may get the person's terminal as stdin: whatever mode it leaves
     # it in (stty -echo, raw), the saved mode is put back in the finally below.
     term = TermGuard([] if feed is not None else [stdin_fd(stdin)])
+    # A terminal on stdin is never handed to the sandbox: the command reads a pipe
+    # that the loop below feeds from it (compiler/ttyrelay.py).
+    tty_in = stdin_fd(stdin) if feed is None and sandboxed else None
+    if tty_in is not None and not _isatty(tty_in):
+        tty_in = None
     start = time.monotonic()
     reaper = Subreaper() if sandboxed else None
     try:
         proc = subprocess.Popen(
-            cmd, env=env, cwd=cwd, stdin=subprocess.PIPE if feed is not None else stdin,
+            cmd, env=env, cwd=cwd,
+            stdin=subprocess.PIPE if feed is not None or tty_in is not None else stdin,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=pass_fds,
             preexec_fn=preexec if sandboxed else None)
     except (OSError, subprocess.SubprocessError) as exc:
@@ -131,11 +137,17 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
     sel.register(proc.stderr, selectors.EVENT_READ)
     if status_r is not None:
         sel.register(status_r, selectors.EVENT_READ)
+    relay = None
+    if tty_in is not None:
+        from .ttyrelay import TtyRelay
+
+        relay = TtyRelay(tty_in, proc.stdin)
+        relay.start(sel)
     deadline = None if timeout is None else start + timeout
     timed_out = False
     hit = None          # a limit the watch saw (compiler/limits.py): ends the run
     try:
-        while sel.get_map():
+        while any(k.data is None for k in sel.get_map().values()):
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
             if watch is not None:
                 wait = WATCH_EVERY if wait is None else min(wait, WATCH_EVERY)
@@ -148,6 +160,9 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
                 deadline = None
                 continue
             for key, _ in events:
+                if key.data is not None:        # the terminal relay's fds
+                    relay.ready(key.fd)
+                    continue
                 fd = key.fd if isinstance(key.fileobj, int) else key.fileobj.fileno()
                 chunk = os.read(fd, 65536)
                 if not chunk:
@@ -189,6 +204,8 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
             if msg:
                 raise staging.setup_error(msg)
     finally:
+        if relay is not None:
+            relay.stop()
         sel.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -205,6 +222,12 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
         note = Note("RF608", f"timed out after {timeout:g}s; the whole sandbox was killed")
         warn(note)
         degradations.append(note)
+    if relay is not None:
+        # Recorded, not printed: the command read the person's terminal through a
+        # pipe (it saw no terminal; it could not write to it or ioctl it).
+        degradations.append(Note("RF625", f"stdin was a terminal: the command read it "
+                                          f"through a pipe ringfence relayed ({relay.relayed} "
+                                          "bytes); it never held the terminal"))
     removed = sum(f.removed for f in filters.values())
     if removed:
         note = Note("RF620", f"removed {removed} terminal control string(s) (OSC/DCS/APC: "

@@ -19,7 +19,9 @@ Two things a command can do to the terminal it is given, and what ringfence does
   it removed (RF620).
 
 TIOCSTI (typing into the terminal) needs the terminal to be the caller's
-controlling terminal; bwrap's ``--new-session`` gives the sandbox none.
+controlling terminal; bwrap's ``--new-session`` gives the sandbox none. And a
+terminal on stdin is never the command's fd 0 (issue 23): it reads a pipe that
+ringfence relays from the terminal (``compiler/ttyrelay.py``, RF625).
 """
 
 from __future__ import annotations

@@ -285,6 +285,22 @@ RULES: tuple[Rule, ...] = (
         good=("printf 'extends = \"strict\"\\n[limits]\\npids = 32\\n' > p.toml; "
               "ringfence run -p ./p.toml -c 'for i in $(seq 4); do sleep 0.1 & done; wait'")),
     Rule(
+        code="RF625", name="terminal-relayed",
+        summary="stdin was a terminal: the command read it through a pipe ringfence relayed",
+        explanation=(
+            "A terminal given to a sandboxed command as its stdin is a file it could "
+            "write escape strings to (OSC 52 sets the clipboard, a title, a hyperlink) "
+            "around the output filter and the record, and ioctl. So the terminal is "
+            "never handed over: the command reads a pipe that ringfence feeds from it, "
+            "in the person's own mode (echo, line editing and Ctrl-C work as before; "
+            "Ctrl-D is end of input). The command sees a pipe, not a terminal (`test -t "
+            "0` is false). The run's record notes it, with the bytes relayed."),
+        bad="ringfence run -p strict -c 'read line; echo $line'   # typed at a terminal",
+        good="echo hi | ringfence run -p strict -c 'read line; echo $line'",
+        known_problems=(
+            "Programs that need a terminal on stdin (a password prompt with echo off, a "
+            "full-screen editor) see a pipe and behave as they do in a pipeline.")),
+    Rule(
         code="RF640", name="stage-unavailable",
         summary="the workspace's writes could not be staged in an overlay; nothing was run",
         explanation=(

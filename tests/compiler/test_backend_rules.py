@@ -20,7 +20,8 @@ from .sandbox_util import CLI, make_box
 RF6 = [code for code in REGISTRY if code.startswith("RF6") and REGISTRY[code].status == "active"]
 # Codes whose bad example needs a host this is not; exercised directly below.
 OTHER_HOST = {"RF606", "RF607", "RF643",    # RF643: tests/ringfence/test_apply.py
-              "RF622", "RF623"}            # a tiny tmpfs as root: tests/compiler/test_faults.py
+              "RF622", "RF623",            # a tiny tmpfs as root: tests/compiler/test_faults.py
+              "RF625"}                     # a pty as stdin: tests/compiler/test_tty_relay.py
 
 pytestmark = [
     pytest.mark.sandbox,
