@@ -263,8 +263,10 @@ RULES: tuple[Rule, ...] = (
             "command failed with ENOSPC (the kernel tells the command, not ringfence), "
             "so a file in the upper dir may be cut short. Applying it would replace a "
             "good workspace file with a truncated one, so none of the run's writes are "
-            "applied, the stage is removed to give the space back, and the run is "
-            "recorded as `limit` (outcome `stage_space`), never `completed`."),
+            "applied. The stage is removed to give the space back (a full state dir "
+            "could not even take the run's ledger row), the note names the paths "
+            "discarded, and the run is recorded as `limit` (outcome `stage_space`), "
+            "never `completed`."),
         bad=("mount -t tmpfs -o size=20m tmpfs \"$HOME/st\" && RINGFENCE_HOME=\"$HOME/st\" "
              "ringfence run -p build -c 'head -c 30000000 /dev/zero > big'   # as root"),
         good="ringfence run -p build -c 'head -c 1000 /dev/zero > small'"),

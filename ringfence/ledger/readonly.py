@@ -75,7 +75,8 @@ def open_for_reading(env=None) -> Ledger:
         try:
             return Ledger(env=env)
         except LedgerError as exc:
-            if not os.path.exists(path) or (
-                    "readonly" not in str(exc) and "read-only" not in str(exc)):
-                raise
+            text = str(exc)
+            if not os.path.exists(path) or not any(
+                    w in text for w in ("readonly", "read-only", "full", "disk I/O")):
+                raise       # a full disk or a read-only one: still readable below
     return open_readonly(path)

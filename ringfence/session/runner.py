@@ -260,8 +260,9 @@ def _limit_note(kind: str, limits):
 
 def _stage_cut(stage):
     """The stage filled its filesystem: a write was cut (ENOSPC). Nothing of the run is
-    applied (a truncated file must never replace a good one); the stage is removed to
-    give the space back, and the run is a `limit` (RF623)."""
+    applied (a truncated file must never replace a good one). The stage is removed to
+    give the space back, so the run's record can be written at all (a full state dir
+    cannot take the ledger row); the note names what was discarded. A `limit` (RF623)."""
     from ringfence.staging import mount as staging
     from ringfence.compiler.execute import warn
     from ringfence.compiler.spec import Note
@@ -269,9 +270,16 @@ def _stage_cut(stage):
     if not staging.exhausted(stage):
         return None
     where = os.path.dirname(os.path.dirname(stage.path))
+    written = []
+    for dirpath, dirs, files in os.walk(stage.upper):
+        rel = os.path.relpath(dirpath, stage.upper)
+        written += [os.path.normpath(os.path.join(rel, f)) for f in files]
     stage.remove()
+    shown = ", ".join(sorted(written)[:10]) + (f" and {len(written) - 10} more"
+                                                if len(written) > 10 else "")
     note = Note("RF623", f"the stage ran out of space ({where} is full): a write was cut, "
-                         "so none of the run's writes were applied to the workspace")
+                         "so none of the run's writes were applied to the workspace "
+                         f"(discarded: {shown or 'nothing'})")
     warn(note)
     return note
 

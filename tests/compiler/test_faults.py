@@ -248,6 +248,7 @@ def test_a_write_cut_for_stage_space_is_a_limit_never_completed(box, tiny_home):
     assert (row["state"], row["outcome"]) == ("limit", "stage_space")
     assert any(d["code"] == "RF623" for d in row["degradations"])
     assert (box.ws / "big").read_text() == "the good version\n"    # never the cut one
+    assert "discarded: big" in r.stderr                             # said what it was
     assert not os.listdir(home / "stage")                           # space given back
     assert gone(mark) == [] and host_mounts_under(box.ws) == []
 
@@ -274,6 +275,9 @@ def test_a_full_state_dir_is_one_error_with_the_fix_and_no_leaked_stage(box, tin
     assert "fix:" in r.stderr
     assert not (home / "stage").exists() or not os.listdir(home / "stage")
     assert gone(mark) == []
+    listed = subprocess.run([*CLI, "ledger", "list"], env=env, capture_output=True,
+                            text=True, timeout=60)
+    assert listed.returncode == 0, listed.stderr          # reads work on a full disk
 
 
 # --- doctor on a broken state dir; reads on a read-only ledger ------------------------

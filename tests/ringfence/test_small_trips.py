@@ -179,3 +179,44 @@ def test_each_kind_of_error_exits_as_the_table_says(env, tmp_path, args, code):
     assert r.returncode == code, (args, r.returncode, r.stderr)
     assert "Traceback" not in r.stderr
     assert r.stderr.strip(), args                  # said, not silent
+
+
+# --- bounded input (issue 23 item 6) --------------------------------------------------
+
+def test_command_file_from_dev_zero_is_refused_at_its_maximum(env, tmp_path):
+    from ringfence.fast.run import MAX_COMMAND_FILE
+
+    r = cli(env, "run", "-p", "strict", "-w", str(tmp_path), "--command-file", "/dev/zero",
+            cwd=tmp_path)
+    assert r.returncode == 125 and f"longer than {MAX_COMMAND_FILE // 1024} KiB" in r.stderr
+    big = tmp_path / "big"
+    big.write_bytes(b"true " * (MAX_COMMAND_FILE // 5 + 10))
+    r = subprocess.run([*CLI, "run", "-p", "strict", "-w", str(tmp_path), "--command-file", "-"],
+                       env=env, stdin=open(big, "rb"), capture_output=True, text=True,
+                       timeout=120, cwd=tmp_path)
+    assert r.returncode == 125 and "longer than" in r.stderr
+
+
+def test_hook_stdin_past_its_maximum_is_a_safe_ask(env, tmp_path):
+    from ringfence.hooks.claude_code import MAX_HOOK_INPUT
+
+    with open("/dev/zero", "rb") as zero:
+        r = subprocess.run([*CLI, "hook", "claude-code"], env=env, stdin=zero,
+                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0
+    answer = json.loads(r.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "ask"
+    assert f"more than {MAX_HOOK_INPUT // (1024 * 1024)} MiB" in r.stderr
+
+
+def test_a_profile_past_its_maximum_is_refused(tmp_path):
+    from ringfence.profiles.chain import MAX_PROFILE_BYTES
+    from ringfence.profiles.load import load_profile
+    from ringfence.rfcore.errors import ProfileError
+
+    p = tmp_path / "huge.toml"
+    p.write_text('extends = "strict"\n' + "# pad\n" * (MAX_PROFILE_BYTES // 6 + 10))
+    with pytest.raises(ProfileError, match="larger than"):
+        load_profile(str(p))
+    with pytest.raises(ProfileError, match="not a regular file"):
+        load_profile("/dev/zero")
