@@ -14,7 +14,7 @@ def list_hook(limit: int, as_json: bool) -> None:
 
     from .output import console, short_when as _short_when
 
-    from ringfence.ledger.store.readonly import open_for_reading
+    from ringfence.ledger.readonly import open_for_reading
 
     with open_for_reading() as led:
         events = list_events(led, limit)

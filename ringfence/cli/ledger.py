@@ -19,34 +19,8 @@ from ringfence.rfcore.errors import EXIT_USAGE, UsageError
 from . import options
 from .output import short_when as _short_when
 
-STATE_STYLE = {"completed": "green", "failed": "red", "waiting_for_approval": "bold yellow",
-               "denied": "magenta", "aborted": "red", "sandbox_error": "bold red",
-               "limit": "red", "running": "cyan"}
-
-
-def _ledger():
-    # Read-only commands work on a ledger they cannot write (issue 23).
-    from ringfence.ledger.store.readonly import open_for_reading
-
-    return open_for_reading(os.environ)
-
-
-def _t(value) -> "Text":
-    from rich.text import Text
-
-    from ringfence.views.render import visible
-
-    return Text(visible("" if value is None else str(value), keep_newlines=True))
-
-
-def _state(state: str):
-    from rich.text import Text
-
-    return Text(state, style=STATE_STYLE.get(state.split(" ", 1)[0], ""))
-
-
-def _when(ts: float | None) -> str:
-    return "-" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+# The shared pieces of the ledger views live with the runs table (no import cycle).
+from .runlist import STATE_STYLE, _ledger, _state, _t, _when  # noqa: E402,F401
 
 
 def _secs(value) -> str | None:

@@ -3,8 +3,41 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 
-from .ledger import _ledger, _short_when, _state, _t, _when
+from .output import short_when as _short_when
+
+
+
+STATE_STYLE = {"completed": "green", "failed": "red", "waiting_for_approval": "bold yellow",
+               "denied": "magenta", "aborted": "red", "sandbox_error": "bold red",
+               "limit": "red", "running": "cyan"}
+
+
+def _ledger():
+    # Read-only commands work on a ledger they cannot write (issue 23).
+    from ringfence.ledger.readonly import open_for_reading
+
+    return open_for_reading(os.environ)
+
+
+def _t(value) -> "Text":
+    from rich.text import Text
+
+    from ringfence.views.render import visible
+
+    return Text(visible("" if value is None else str(value), keep_newlines=True))
+
+
+def _state(state: str):
+    from rich.text import Text
+
+    return Text(state, style=STATE_STYLE.get(state.split(" ", 1)[0], ""))
+
+
+def _when(ts: float | None) -> str:
+    return "-" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
 
 
 def list_runs(limit: int, as_json: bool, *, state=None, session=None, since=None) -> None:
