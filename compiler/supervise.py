@@ -146,14 +146,17 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
     deadline = None if timeout is None else start + timeout
     timed_out = False
     hit = None          # a limit the watch saw (compiler/limits.py): ends the run
+    next_look = start + WATCH_EVERY
     try:
         while any(k.data is None for k in sel.get_map().values()):
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
             if watch is not None:
                 wait = WATCH_EVERY if wait is None else min(wait, WATCH_EVERY)
             events = sel.select(wait)
-            if watch is not None and hit is None and (hit := watch(child_pid(status))):
-                proc.kill()     # --die-with-parent takes the whole sandbox with it
+            if watch is not None and hit is None and time.monotonic() >= next_look:
+                next_look = time.monotonic() + WATCH_EVERY      # never per output chunk
+                if hit := watch(child_pid(status)):
+                    proc.kill()     # --die-with-parent takes the whole sandbox with it
             if not events and deadline is not None and time.monotonic() >= deadline:
                 timed_out = True
                 proc.kill()
