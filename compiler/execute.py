@@ -20,7 +20,7 @@ from ringfence.rfcore.fsops import copy_file, remove_tree
 from ringfence.staging import mount as staging
 from .backends.bwrap import env_args, render
 from .host import HOST_ENV
-from .spec import Note, Rlimit, SandboxSpec, Stage
+from .spec import Note, Rlimit, SandboxSpec, Sanitized, Stage
 from .supervise import ExecResult, supervise, warn
 
 
@@ -49,6 +49,25 @@ def _args_fd(args: list[str]) -> int:
         view = view[os.write(fd, view):]
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
+
+
+def _sanitized_fds(spec: SandboxSpec) -> dict[str, int]:
+    """A memfd per Sanitized op, holding the file's bytes with its secrets removed
+    (read here, on the host; bwrap copies them into the sandbox: no file on disk)."""
+    ops = spec.of(Sanitized)
+    if not ops:
+        return {}
+    from .sanitize import sanitized
+
+    out: dict[str, int] = {}
+    for op in ops:
+        fd = os.memfd_create("ringfence-config", 0)
+        data = memoryview(sanitized(op.kind, op.src))
+        while data:
+            data = data[os.write(fd, data):]
+        os.lseek(fd, 0, os.SEEK_SET)
+        out[op.dst] = fd
+    return out
 
 
 def _seccomp_fd(spec: SandboxSpec, arch: str, degradations: list[Note]) -> int | None:
@@ -115,12 +134,14 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
             proxy, proxy_dir = _start_proxy(spec, stage, degradations)
             handoff_fd = proxy.handoff_fd
             fds.append(handoff_fd)      # the sandbox's end; ours is closed after the run
+        data_fds = _sanitized_fds(spec)
+        fds.extend(data_fds.values())
         status_r, status_w = os.pipe()
         fds.append(status_r)        # status_w is closed by supervise, exactly once
         try:
             bargv = render(spec, argv, bwrap=host.bwrap, env=env, seccomp_fd=seccomp_fd,
                            proxy_dir=proxy_dir, python=host.python, inline_env=False,
-                           status_fd=status_w, handoff_fd=handoff_fd)
+                           status_fd=status_w, handoff_fd=handoff_fd, data_fds=data_fds)
         except BaseException:
             os.close(status_w)
             raise

@@ -88,6 +88,14 @@ class HostFacts:
     # (variable, absolute path it names, the file holds PEM certificates only) for
     # each CA variable of the run's environment (CA_VARS).
     ca_files: tuple[tuple[str, str, bool], ...] = ()
+    # XDG base dirs of the run's environment ((var, value) pairs) and the one table
+    # of credential locations expanded for this home and environment
+    # (rfcore/credentials.py): masked wherever the sandbox could still see them.
+    xdg: tuple[tuple[str, str], ...] = ()
+    credential_paths: tuple[str, ...] = ()
+    # Names of the run's variables whose VALUE is shaped like a secret (a JWT, a
+    # ghp_ token, a URL with a password): never passed, whatever the name.
+    secret_env: tuple[str, ...] = ()
 
     def path(self, p: str) -> PathFact:
         try:
@@ -269,6 +277,7 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
     env = os.environ if env is None else env
     import pwd
 
+    from ringfence.rfcore import credentials
     from ringfence.rfcore.paths import pattern_cache_dir, private_dirs
 
     uid, gid = os.getuid(), os.getgid()
@@ -281,6 +290,10 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
         python=_relay_python(), python_prefix=os.path.realpath(sys.base_prefix),
         bwrap=bwrap, env_names=tuple(sorted(env)), ca_files=ca_files(env),
         private_dirs=private_dirs(env), mask_cache=pattern_cache_dir(env),
+        xdg=tuple((v, env[v]) for v in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME")
+                  if env.get(v)),
+        credential_paths=tuple(p for p, _ in credentials.locations(os.path.abspath(home), env)),
+        secret_env=credentials.secret_valued(env),
         seccomp=_seccomp_in_kernel(), userns=plausible if uid != 0 else True,
         userns_detail=detail, apparmor_userns_restricted=restricted)
     if not full:

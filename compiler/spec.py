@@ -77,6 +77,13 @@ Bind = _op("Bind", "src dst may_be_missing", "Bind a host path writable.",
            may_be_missing=False)
 Tmpfs = _op("Tmpfs", "dst", "An empty, private tmpfs (also how directories are masked).")
 DevNullOver = _op("DevNullOver", "dst", "Mask a file: bind /dev/null read-only over it.")
+Sanitized = _op("Sanitized", "src dst kind",
+                "Serve a host config file read-only with its secrets removed "
+                "(compiler/sanitize.py KINDS): the executor hands bwrap the cleaned bytes "
+                "through a memfd; an export without one masks the file instead.")
+Broker = _op("Broker", "names helper",
+             "The per-run credential broker: git asks for the named credentials through "
+             "the helper (an inherited fd to ringfence on the host; no path, no value).")
 Proc = _op("Proc", "dst", "A fresh /proc of the sandbox's own pid namespace.", dst="/proc")
 Dev = _op("Dev", "dst", "A minimal /dev (null, zero, random, tty, pts...).", dst="/dev")
 UnshareAll = _op("UnshareAll", "", "Every namespace: user, pid, net, ipc, uts, cgroup, mount.")
@@ -104,7 +111,7 @@ Stage = _op("Stage", "path",
 
 Op = (RoBind | Bind | Tmpfs | DevNullOver | Proc | Dev | UnshareAll | DisableUserns
       | DieWithParent | NewSession | CapDropAll | ClearEnv | SetEnv | PassEnv | Seccomp
-      | Rlimit | Chdir | Proxy | Stage)
+      | Rlimit | Chdir | Proxy | Stage | Sanitized | Broker)
 
 
 @record

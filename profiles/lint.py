@@ -22,6 +22,10 @@ from .patterns import (UNMATCHABLE_PROGRAM_CHARS, Compiled, PatternError, compil
                        render)
 
 
+# Diagnostics that say "on purpose?" rather than "wrong": printed, never failing.
+WARNINGS = frozenset({"RF540", "RF541"})
+
+
 @record
 class Diagnostic:
     code: str
@@ -86,6 +90,7 @@ def lint(path_or_name: str, *, workspace: str | None = None) -> list[Diagnostic]
     _check_shadowed(compiled, out, [layer.display for layer in chain.layers])
     _check_writable(profile, origins, out)
     _check_credentials(profile, origins, out)
+    _check_credential_access(profile, origins, leaf.display, out)
     _check_network(profile, origins, leaf.display, out)
     if workspace is not None:
         _check_git_copies(profile, origins, workspace, out)
@@ -278,8 +283,12 @@ def _inside(path: str, denied: str) -> bool:
 
 
 def _check_writable(profile: Profile, origins, out: list[Diagnostic]) -> None:
+    from ringfence.rfcore.credentials import export_paths
+
+    # The credential table is read-denied in every sandbox, as the profile's own list.
+    denied = list(profile.filesystem.read_deny) + (export_paths() if profile.sandbox else [])
     for w in profile.filesystem.writable:
-        for d in profile.filesystem.read_deny:
+        for d in denied:
             if _inside(w, d):
                 where = origins.get(("filesystem.writable", w), Located())
                 out.append(_diag("RF506", f"writable path {w!r} is inside read-denied {d!r}",
@@ -315,6 +324,43 @@ def _check_credentials(profile: Profile, origins, out: list[Diagnostic]) -> None
             where = origins.get(("env.pass", name), Located())
             out.append(_diag("RF510", f"{bad}; list it in env.allow_credentials to pass it "
                              "on purpose", where, source=name))
+
+
+def _check_credential_access(profile: Profile, origins, leaf: str,
+                             out: list[Diagnostic]) -> None:
+    """RF540 (a credential variable opted in), RF541 (read_allow of a credential
+    location), RF542 (a brokered credential the network never reaches)."""
+    from ringfence.rfcore.credentials import is_credential_path
+    from .domains import parse_pattern
+
+    for name in profile.env.allow_credentials:
+        where = origins.get(("env.allow_credentials", name), Located())
+        if where.file == leaf:
+            out.append(_diag("RF540", f"{name!r} is passed into the sandbox on purpose: every "
+                             "command there can read and send it (a brokered "
+                             "[[credentials]] entry keeps it out of the environment)",
+                             where, source=name))
+    home = "/\0home"
+    for entry in profile.filesystem.read_allow:
+        path = home + entry[1:] if entry.startswith("~") else entry
+        if is_credential_path(path, home, {}):
+            where = origins.get(("filesystem.read_allow", entry), Located())
+            out.append(_diag("RF541", f"{entry!r} is, holds or lies inside a known credential "
+                             "location; ringfence keeps that location masked anyway",
+                             where, source=entry))
+    net = profile.network
+    allow = []
+    for text in net.allow if net.mode == "proxy" else ():
+        try:
+            allow.append(parse_pattern(text))
+        except ValueError:
+            continue
+    for cred in profile.credentials:
+        for domain in cred.domains:
+            if not any(p.covers_host(domain.split(":")[0].lower()) for p in allow):
+                out.append(_diag("RF542", f"credential {cred.name!r}: {domain!r} is not "
+                                 "reachable under this profile's network policy, so the "
+                                 "credential can never be used", cred.where, source=domain))
 
 
 def _check_network(profile: Profile, origins, leaf: str, out: list[Diagnostic]) -> None:
