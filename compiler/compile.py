@@ -15,7 +15,7 @@ from ringfence.rfcore.lazyre import lazy
 from ringfence.profiles.model import Profile
 from ringfence.rfcore.errors import SandboxError
 
-from .spec import (Bind, CapDropAll, Chdir, ClearEnv, Dev, DevNullOver, DieWithParent,
+from .spec import (Bind, Broker, CapDropAll, Chdir, ClearEnv, Dev, DevNullOver, DieWithParent,
                    DisableUserns, NewSession, Note, PassEnv, Proc, Proxy, RoBind,
                    Rlimit, SandboxSpec, Sanitized, Seccomp, SetEnv, Stage, Tmpfs,
                    UnshareAll)
@@ -230,6 +230,15 @@ def compile_profile(profile: Profile, workspace: str | None, host, *,
                          notes))
 
     ops.extend(env_ops)
+    if profile.credentials:
+        from .broker import HELPER_PATH
+
+        # git asks the broker through the helper; set by variables (no config file
+        # to write), counted from 0: nothing of the person's config is replaced.
+        ops.append(Broker(tuple((c.name, c.source, tuple(c.domains), c.username)
+                                for c in profile.credentials), HELPER_PATH))
+        ops += [SetEnv("GIT_CONFIG_COUNT", "1"), SetEnv("GIT_CONFIG_KEY_0", "credential.helper"),
+                SetEnv("GIT_CONFIG_VALUE_0", HELPER_PATH)]
     ops.append(Seccomp(deny_unix_sockets=not profile.network.allow_unix_sockets))
     lim = profile.limits
     for attr, kind in RLIMIT_MB.items():

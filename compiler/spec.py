@@ -81,9 +81,10 @@ Sanitized = _op("Sanitized", "src dst kind",
                 "Serve a host config file read-only with its secrets removed "
                 "(compiler/sanitize.py KINDS): the executor hands bwrap the cleaned bytes "
                 "through a memfd; an export without one masks the file instead.")
-Broker = _op("Broker", "names helper",
-             "The per-run credential broker: git asks for the named credentials through "
-             "the helper (an inherited fd to ringfence on the host; no path, no value).")
+Broker = _op("Broker", "entries helper",
+             "The per-run credential broker: entries are (name, source, domains, "
+             "username); git asks through the helper at ``helper`` (an inherited fd to "
+             "ringfence on the host; no path to open, no value in the spec).")
 Proc = _op("Proc", "dst", "A fresh /proc of the sandbox's own pid namespace.", dst="/proc")
 Dev = _op("Dev", "dst", "A minimal /dev (null, zero, random, tty, pts...).", dst="/dev")
 UnshareAll = _op("UnshareAll", "", "Every namespace: user, pid, net, ipc, uts, cgroup, mount.")

@@ -313,7 +313,7 @@ def build(chain: Chain) -> tuple[Profile, dict]:
         host=merged.get("host", "ask"),
         rules=rules,
         credentials=tuple(
-            Credential(c["name"], c["from"], tuple(c["domains"]),
+            Credential(c["name"], c["from"], tuple(c["domains"]), c.get("username", ""),
                        origins.get(("credentials", ("table", c["name"])), Located()))
             for c in merged.get("credentials", []) if isinstance(c, dict)),
         hook_grant=merged.get("hook", {}).get("grant", "session"),

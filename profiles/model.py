@@ -59,6 +59,8 @@ class Credential:
     name: str
     source: str                       # "env:NAME" | "file:PATH" | "command:CMD"
     domains: tuple[str, ...] = ()
+    username: str = ""                # what git is told (default: the request's, else
+                                      # "x-access-token", which GitHub accepts)
     where: "Located" = field(default_factory=lambda: Located())
 
 

@@ -176,9 +176,12 @@ def _credentials(v: Any) -> str | None:
     for i, item in enumerate(v):
         if not isinstance(item, dict):
             return f"[{i}] must be a table, not {_tname(item)}"
-        extra = set(item) - {"name", "from", "domains"}
+        extra = set(item) - {"name", "from", "domains", "username"}
         if extra:
-            return f"[{i}] unknown key {sorted(extra)[0]!r} (name, from, domains)"
+            return f"[{i}] unknown key {sorted(extra)[0]!r} (name, from, domains, username)"
+        if not isinstance(item.get("username", ""), str) or \
+                any(c in item.get("username", "") for c in "\n\0="):
+            return f"[{i}] username must be a one-line string"
         name, src, doms = item.get("name"), item.get("from"), item.get("domains")
         if not isinstance(name, str) or not _ENV_NAME.fullmatch(name.replace("-", "_")):
             return f"[{i}] name must be a word such as \"github\""

@@ -61,7 +61,8 @@ def render(spec: SandboxSpec, argv: Sequence[str], *, bwrap: str = "bwrap",
            proxy_dir: str | None = None, python: str = "python3",
            inline_env: bool = True, status_fd: int | None = None,
            handoff_fd: int | None = None,
-           data_fds: Mapping[str, int] | None = None) -> list[str]:
+           data_fds: Mapping[str, int] | None = None,
+           helper_fd: int | None = None) -> list[str]:
     """bwrap argv for ``spec`` running ``argv``.
 
     ``seccomp_fd``: an inherited fd holding the BPF program (None: no filter).
@@ -72,6 +73,8 @@ def render(spec: SandboxSpec, argv: Sequence[str], *, bwrap: str = "bwrap",
     socket pair (``ProxyServer.handoff_fd``).
     ``data_fds``: destination -> memfd with the sanitized bytes of each Sanitized op
     (execution); without one the file is masked (exports: no fd to hand over).
+    ``helper_fd``: a memfd with the credential broker's helper (execution; the
+    broker's socket itself is simply inherited). Without it nothing is brokered.
     """
     if not spec.sandboxed:
         raise ValueError("the host profile has no bwrap rendering")
@@ -121,7 +124,10 @@ def render(spec: SandboxSpec, argv: Sequence[str], *, bwrap: str = "bwrap",
             if proxy_dir is None:
                 raise ValueError("a proxy spec needs proxy_dir")
             out += ["--ro-bind", proxy_dir, op.socket_dir]
-        elif isinstance(op, (Rlimit, Stage, Broker)):
+        elif isinstance(op, Broker):
+            if helper_fd is not None:
+                out += ["--perms", "0555", "--ro-bind-data", str(helper_fd), op.helper]
+        elif isinstance(op, (Rlimit, Stage)):
             pass            # applied by the executor (setrlimit; the overlay mount)
         else:  # pragma: no cover - a new op type must be rendered explicitly
             raise AssertionError(f"unrendered op {op!r}")

@@ -205,10 +205,20 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
         from ringfence.compiler.execute import warn
         from ringfence.staging.settle import settle
 
-        settled = settle(res.stage, p.profile, p.env)
+        rel_hits = tuple(h for h in res.secret_hits if not h.startswith("/"))
+        settled = settle(res.stage, p.profile, p.env, rel_hits)
         changes, held, kept, late = settled.changes, settled.held, settled.stage, settled.notes
         for note in late:
             warn(note)
+    if res.secret_hits:
+        from ringfence.compiler.execute import warn
+        from ringfence.compiler.spec import Note
+
+        note = Note("RF653", "the run wrote a brokered credential into "
+                    + ", ".join(res.secret_hits[:5]) + ": held in the stage (workspace) "
+                    "or removed (other writable roots)")
+        warn(note)
+        late = tuple(late) + (note,)
     outcome = "timeout" if res.timed_out else "signal" if res.signal is not None else None
     if outcome:
         status = "aborted"        # SPEC §5's state; the outcome field says why
