@@ -166,6 +166,17 @@ def path_fact(p: str) -> PathFact:
 
 
 def expand_glob(pattern: str) -> tuple[str, ...]:
+    head, _, last = pattern.rpartition("/")
+    if head and not any(c in head for c in "*?[") and "**" not in last:
+        # One wildcard component (the home allowlist's ~/.local/lib/python*): a
+        # listing, without loading glob on every run.
+        import fnmatch
+
+        try:
+            names = os.listdir(head or "/")
+        except OSError:
+            return ()
+        return tuple(sorted(f"{head}/{n}" for n in names if fnmatch.fnmatchcase(n, last)))
     import glob
 
     # include_hidden: a read-deny of "**/.env*" must see dot directories too.

@@ -224,20 +224,9 @@ def show_view(rec):
             parts.append(Text("every path: ringfence ledger show ID --json, or "
                               "ringfence ledger export --jsonl", style="dim"))
 
-    network = rec.result("network") or []
-    creds = [n for n in network if n.get("kind") == "credential"]
-    network = [n for n in network if n.get("kind") != "credential"]
-    if creds:
-        # Each request to the per-run credential broker (compiler/broker.py).
-        t = Table(title="credential requests", title_justify="left")
-        for col in ("host", "protocol", "decision", "credential", "why"):
-            t.add_column(col)
-        for n in creds:
-            t.add_row(_t(n.get("host")), _t(n.get("protocol")),
-                      Text("given", style="yellow") if n.get("given")
-                      else Text("refused", style="red"), _t(n.get("credential") or "-"),
-                      _t(n.get("reason") or ""))
-        parts.append(t)
+    from .ledger_creds import credential_table, split
+    network, creds = split(rec.result("network") or [])
+    parts += [credential_table(creds, _t)] if creds else []
     if network:
         t = Table(title="network decisions", title_justify="left")
         for col in ("host", "port", "decision", "rule"):
