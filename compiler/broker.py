@@ -85,6 +85,15 @@ def _parse(data: bytes) -> dict[str, str]:
     return out
 
 
+def _is_pipe(fd: int) -> bool:
+    import stat
+
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+
+
 def _host_matches(host: str, domains) -> bool:
     host = host.lower().rstrip(".")
     return any(host == d.lower().rstrip(".") for d in domains)
@@ -152,7 +161,10 @@ class Broker:
                 return                      # every sandbox end is closed
             for extra in fds[1:]:
                 os.close(extra)
-            reply = self._answer(_parse(data))
+            if fds and not _is_pipe(fds[0]):
+                os.close(fds[0])            # the answer goes into a pipe, nothing else
+                fds = []
+            reply = self._answer(_parse(data)) if fds else b""
             if fds:
                 try:
                     os.set_blocking(fds[0], False)

@@ -83,7 +83,7 @@ def wanted_paths(profile: Profile, workspace: str | None, host) -> tuple[list[st
         if path:
             (patterns if GLOB_CHARS.search(path) else plain).append(path)
     extra = tuple(p for e in profile.filesystem.read_allow if (p := expand(e, **ctx)))
-    for path in homemask.wanted(host.home, getattr(host, "xdg", ()), extra):
+    for path in homemask.wanted(host, extra):
         (patterns if GLOB_CHARS.search(path) else plain).append(path)
     plain.extend(getattr(host, "credential_paths", ()))
     return plain, patterns
@@ -156,7 +156,7 @@ def compile_profile(profile: Profile, workspace: str | None, host, *,
     # sanitized configs (compiler/homemask.py), all BEFORE the writable binds, so
     # a workspace or tooling dir under the home stays visible and writable.
     extra = tuple(p for e in profile.filesystem.read_allow if (p := expand(e, **ctx)))
-    home_ops, masked_home, visible = homemask.home_ops(
+    home_ops, masked_homes, visible = homemask.home_ops(
         host, extra, ws_real, roots, notes, mask=profile.filesystem.mask_home)
     ops.extend(home_ops)
     ops.extend(Bind(r, r) for r in roots)
@@ -164,7 +164,7 @@ def compile_profile(profile: Profile, workspace: str | None, host, *,
 
     def seen(path: str) -> bool:
         """Whether ``path`` is visible in the sandbox before the masks."""
-        return (masked_home is None or not _inside(path, masked_home)
+        return (not any(_inside(path, h) for h in masked_homes)
                 or any(_inside(path, v) for v in visible))
 
     if ws_real is not None and not seen(ws_real):
@@ -252,7 +252,7 @@ def compile_profile(profile: Profile, workspace: str | None, host, *,
         prefix = host.python_prefix
         masked = ("/tmp", "/run") + tuple(op.dst for op in ops if isinstance(op, Tmpfs))
         if prefix and any(_inside(prefix, m) for m in masked) and \
-                not (masked_home and _inside(prefix, masked_home) and seen(prefix)):
+                not (any(_inside(prefix, h) for h in masked_homes) and seen(prefix)):
             # The relay's interpreter lives under a path the sandbox masks: bind
             # its installation back in, read-only, so the relay can start.
             ops.append(RoBind(prefix, prefix))

@@ -82,30 +82,49 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def home_ops(host, extra: tuple[str, ...], ws_real: str | None, roots: list[str],
-             notes: list[Note], *, mask: bool) -> tuple[list, str | None, list[str]]:
-    """Ops for the home (before the writable binds), the masked home (None if it is
-    not masked) and the allowed paths bound back in.
+# Never masked as a "home": the sandbox would lose the system itself.
+_SYSTEM = ("/", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/var", "/opt", "/proc",
+           "/dev", "/sys")
 
-    ``mask``: the profile masks the home. Sanitized copies are served either way
-    (a raw ~/.gitconfig would show its credential helpers in any profile)."""
+
+def home_ops(host, extra: tuple[str, ...], ws_real: str | None, roots: list[str],
+             notes: list[Note], *, mask: bool) -> tuple[list, list[str], list[str]]:
+    """Ops for the homes (before the writable binds), the masked homes (as written
+    and resolved) and the allowed paths bound back in.
+
+    Both ``$HOME`` and the account's home from the password database are masked
+    when they differ: a run started with another ``HOME`` must not leave the real
+    one readable. ``mask``: the profile masks the home. Sanitized copies are served
+    either way (a raw ~/.gitconfig shows its credential helpers in any profile)."""
+    ops: list = []
+    masked: list[str] = []
+    visible: list[str] = []
+    for i, home in enumerate((host.home,) + tuple(getattr(host, "other_homes", ()))):
+        fact = host.path(home)
+        covering = [r for r in roots + ([ws_real] if ws_real else [])
+                    if _inside(home, r) or _inside(fact.real, r)]
+        this = mask
+        if this and covering:
+            notes.append(Note("RF650", f"the home {home} lies inside the writable root "
+                              f"{covering[0]}, so it is not masked; the credential "
+                              "locations of ringfence's table are still hidden"))
+            this = False
+        if this and (fact.kind != "dir" or fact.real in _SYSTEM or home in _SYSTEM):
+            this = False
+        if this:
+            ops.append(Tmpfs(fact.real))
+            masked += list(dict.fromkeys((home, fact.real)))
+        xdg = getattr(host, "xdg", ()) if i == 0 else ()
+        ops += _allowed(host, home, xdg, extra if i == 0 else (), this, notes, visible)
+    return ops, masked, visible
+
+
+def _allowed(host, home: str, xdg, extra, mask: bool, notes: list[Note],
+             visible: list[str]) -> list:
     from .compile import GLOB_CHARS
 
-    home = host.home
     ops: list = []
-    visible: list[str] = []
-    fact = host.path(home)
-    covering = [r for r in roots + ([ws_real] if ws_real else []) if _inside(home, r)]
-    if mask and covering:
-        notes.append(Note("RF650", f"the home {home} lies inside the writable root "
-                          f"{covering[0]}, so it is not masked; the credential locations "
-                          "of ringfence's table are still hidden"))
-        mask = False
-    if mask and fact.kind == "dir" and not fact.is_link:
-        ops.append(Tmpfs(home))
-    elif mask:
-        mask = False
-    for path, kind in rows(home, getattr(host, "xdg", ()), extra):
+    for path, kind in rows(home, xdg, extra):
         found = host.globs.get(path, ()) if GLOB_CHARS.search(path) else (path,)
         for p in found:
             f = host.path(p)
@@ -116,15 +135,23 @@ def home_ops(host, extra: tuple[str, ...], ws_real: str | None, roots: list[str]
                     continue
                 # Never through a link out of the allowed place: a ~/.local/bin that
                 # links to ~/.ssh must not bind the keys back in.
-                if f.real != p and _inside(f.real, home) and not any(
-                        _inside(f.real, fact_real) for fact_real in _allowed_reals(host, home)):
+                home_real = host.path(home).real
+                if f.real != p and (_inside(f.real, home) or _inside(f.real, home_real)) \
+                        and not any(_inside(f.real, r) for r in _allowed_reals(host, home)):
                     notes.append(Note("RF651", f"{p} links to {f.real}; not made readable"))
                     continue
                 ops.append(RoBind(f.real, p))
                 visible.append(p)
-            elif f.kind == "file":
+            elif f.kind == "file" and not _is_table(host, f.real, p):
                 ops.append(Sanitized(f.real, p, kind))
-    return ops, (home if mask else None), visible
+    return ops
+
+
+def _is_table(host, real: str, path: str) -> bool:
+    """A served config that resolves into ANOTHER credential location (a
+    ~/.gitconfig that links into ~/.ssh) is not served."""
+    return any(_inside(real, c) for c in getattr(host, "credential_paths", ())
+               if c != path)
 
 
 def _allowed_reals(host, home: str) -> list[str]:
@@ -137,5 +164,8 @@ def _allowed_reals(host, home: str) -> list[str]:
     return out
 
 
-def wanted(home: str, xdg, extra: tuple[str, ...]) -> list[str]:
-    return [home] + [p for p, _ in rows(home, xdg, extra)]
+def wanted(host, extra: tuple[str, ...]) -> list[str]:
+    out = [host.home] + [p for p, _ in rows(host.home, getattr(host, "xdg", ()), extra)]
+    for home in getattr(host, "other_homes", ()):
+        out += [home] + [p for p, _ in rows(home, ())]
+    return out

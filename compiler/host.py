@@ -93,6 +93,9 @@ class HostFacts:
     # (rfcore/credentials.py): masked wherever the sandbox could still see them.
     xdg: tuple[tuple[str, str], ...] = ()
     credential_paths: tuple[str, ...] = ()
+    # The account's home from the password database when $HOME names another
+    # directory: masked too (a run with HOME=/elsewhere must not expose the real one).
+    other_homes: tuple[str, ...] = ()
     # Names of the run's variables whose VALUE is shaped like a secret (a JWT, a
     # ghp_ token, a URL with a password): never passed, whatever the name.
     secret_env: tuple[str, ...] = ()
@@ -292,7 +295,13 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
     from ringfence.rfcore.paths import pattern_cache_dir, private_dirs
 
     uid, gid = os.getuid(), os.getgid()
-    home = env.get("HOME") or pwd.getpwuid(uid).pw_dir
+    try:
+        pw_home = os.path.abspath(pwd.getpwuid(uid).pw_dir)
+    except KeyError:
+        pw_home = ""
+    home = env.get("HOME") or pw_home
+    others = tuple(h for h in (pw_home,) if h and h != os.path.abspath(home)
+                   and os.path.realpath(h) != os.path.realpath(home))
     path = env.get("PATH", os.defpath)
     bwrap = which("bwrap", path)
     plausible, detail, restricted = _userns_sysctls()
@@ -303,7 +312,10 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
         private_dirs=private_dirs(env), mask_cache=pattern_cache_dir(env),
         xdg=tuple((v, env[v]) for v in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME")
                   if env.get(v)),
-        credential_paths=tuple(p for p, _ in credentials.locations(os.path.abspath(home), env)),
+        credential_paths=tuple(dict.fromkeys(
+            [p for p, _ in credentials.locations(os.path.abspath(home), env)]
+            + [p for h in others for p, _ in credentials.locations(h, {})])),
+        other_homes=others,
         secret_env=credentials.secret_valued(env),
         seccomp=_seccomp_in_kernel(), userns=plausible if uid != 0 else True,
         userns_detail=detail, apparmor_userns_restricted=restricted)

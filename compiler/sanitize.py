@@ -54,9 +54,12 @@ def gitconfig(text: str) -> str:
         if stripped.startswith("["):
             end = stripped.find("]")
             header = stripped[1:end] if end > 0 else stripped[1:]
-            name = header.strip().split(None, 1)[0].split(".", 1)[0].strip('"').lower() \
-                if header.strip() else ""
-            skip = name == "credential" or (name == "url" and "@" in header)
+            m = re.match(r"\s*([A-Za-z0-9-]*)", header)
+            name = m.group(1).lower() if m else ""
+            # A credential section, or any section named by a URL with user info
+            # ([url "https://TOKEN@host/"], [http "https://u:p@host"]): dropped whole.
+            skip = name == "credential" or (name == "url" and "@" in header) or \
+                bool(re.search(_USERINFO, header)) or not name
             rest = stripped[end + 1:] if end > 0 else ""
             if skip:
                 continue
@@ -111,7 +114,7 @@ def sanitized(kind: str, path: str) -> bytes:
             data = fh.read(MAX_BYTES + 1)
     except OSError:
         return b""
-    if len(data) > MAX_BYTES:
-        return b""
+    if len(data) > MAX_BYTES or b"PRIVATE KEY" in data:
+        return b""          # not a config file (a link to a key?): serve nothing
     text = data.decode("utf-8", "replace")
     return KINDS[kind](text).encode("utf-8")

@@ -138,3 +138,31 @@ def test_a_value_shaped_like_a_token_is_not_passed(cbox):
     assert r.returncode == 0, r.stderr
     assert TOKEN not in r.stdout and "TERM=xterm" in r.stdout
     assert "RF610" in r.stderr and "LC_FOO" in r.stderr
+
+
+def test_a_run_with_another_home_still_hides_the_real_one(cbox):
+    """HOME names a stand-in; the account's real home (password database) is masked
+    too. Asserted by a file planted there only when we own it (root's /root, or the
+    unprivileged user's own home)."""
+    import pwd
+
+    real = Path(pwd.getpwuid(os.getuid()).pw_dir)
+    if not real.is_dir() or not os.access(real, os.W_OK) or str(real).startswith("/tmp"):
+        pytest.skip("no writable account home to plant in")
+    planted = real / f".rf21-planted-{os.getpid()}"
+    planted.write_text(f"{MARK}-realhome\n")
+    try:
+        for profile in SANDBOXED:
+            r = cbox.run(profile, "-c", f"cat {planted}; ls -a {real}; exit 0")
+            assert r.returncode == 0, r.stderr
+            assert MARK not in r.stdout and planted.name not in r.stdout, profile
+    finally:
+        planted.unlink()
+
+
+def test_a_gitconfig_linked_to_a_key_is_not_served(cbox):
+    (cbox.home / ".gitconfig").unlink()
+    (cbox.home / ".gitconfig").symlink_to(cbox.home / ".ssh" / "id_ed25519")
+    r = cbox.run("build", "-c", "cat ~/.gitconfig; exit 0")
+    assert r.returncode == 0, r.stderr
+    assert "RF-FILE-SECRET" not in r.stdout and MARK not in r.stdout
