@@ -194,24 +194,35 @@ class Broker:
 
 
 def scan(roots, secrets, since: float) -> list[str]:
-    """Files under ``roots`` (regular files, no link followed) written since ``since``
-    that hold a secret, as absolute paths."""
+    """Paths under ``roots`` changed since ``since`` (by ctime, which a command cannot
+    set back) whose content, symbolic-link target or name holds a secret; no link
+    is followed."""
     if not secrets:
         return []
     needles = [s.encode() for s in secrets]
     hits = []
+
+    def has(data: bytes) -> bool:
+        return any(n in data for n in needles)
+
     for root in roots:
         for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-            for name in filenames:
+            for name in filenames + dirnames:
                 path = os.path.join(dirpath, name)
                 try:
                     st = os.lstat(path)
-                    if not (st.st_mode & 0o170000 == 0o100000) or st.st_mtime < since - 2:
+                    if st.st_ctime < since - 2:
                         continue
-                    with open(path, "rb") as fh:
-                        data = fh.read(64 * 1024 * 1024)
+                    kind = st.st_mode & 0o170000
+                    if has(os.fsencode(name)):
+                        hits.append(path)
+                    elif kind == 0o120000:
+                        if has(os.fsencode(os.readlink(path))):
+                            hits.append(path)
+                    elif kind == 0o100000:
+                        with open(path, "rb") as fh:
+                            if has(fh.read(64 * 1024 * 1024)):
+                                hits.append(path)
                 except OSError:
                     continue
-                if any(n in data for n in needles):
-                    hits.append(path)
     return hits

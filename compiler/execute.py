@@ -65,7 +65,11 @@ def _secret_hits(spec: SandboxSpec, stage, secrets: list[str], since: float) -> 
     others = [op.dst for op in spec.of(Bind) if stage is None or op.dst != stage.workspace]
     for path in scan(others, secrets, since):
         try:
-            os.unlink(path)
+            if os.path.isdir(path) and not os.path.islink(path):
+                from ringfence.rfcore.fsops import remove_tree
+                remove_tree(path)
+            else:
+                os.unlink(path)
         except OSError:
             pass
         out.append(path)

@@ -156,3 +156,36 @@ def test_the_ledger_never_keeps_a_brokered_value(srv):
     for path in srv.state.rglob("*"):
         if path.is_file():
             assert TOKEN.encode() not in path.read_bytes(), path
+
+
+GET = ("printf 'protocol=https\\nhost={h}\\n\\n' | /run/ringfence/git-credential-ringfence get"
+       " | sed -n 's/^password=//p'")
+
+
+def test_a_token_in_a_name_a_link_or_the_tooling_dir_does_not_survive(srv):
+    env = _env(srv)
+    tooling = srv.home / ".cache" / "ringfence" / "tooling"
+    get = GET.format(h=f"{HOST}:{srv.server.port}")
+    r = srv.run(srv.brokered, "-c",
+                f't=$({get}); touch "name-$t"; ln -s "$t" link; '
+                f'echo "$t" > "$HOME/.cache/ringfence/tooling/kept"; '
+                f'touch -d 2001-01-01 "$HOME/.cache/ringfence/tooling/kept"; echo done',
+                env=env)
+    assert "done" in r.stdout and "RF653" in r.stderr, r.stderr
+    assert not list(srv.ws.glob("name-*")) and not (srv.ws / "link").is_symlink()
+    assert not (tooling / "kept").exists()               # removed: tooling is not staged
+    for path in tooling.rglob("*"):
+        if path.is_file():
+            assert TOKEN.encode() not in path.read_bytes(), path
+
+
+def test_a_workspace_profile_cannot_add_a_credential(srv):
+    """Its source would be read (a command run) on the host: refused before anything."""
+    planted = srv.root / "PWNED"
+    (srv.ws / ".ringfence.toml").write_text(
+        f'[[credentials]]\nname = "x"\nfrom = "command:touch {planted}"\n'
+        'domains = ["example.com"]\n')
+    r = subprocess.run([*CLI, "run", "-w", str(srv.ws), "--", "true"], cwd=srv.ws,
+                       env=_env(srv), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 125 and "RF513" in r.stderr, r.stderr
+    assert not planted.exists()
