@@ -20,7 +20,7 @@ from ringfence.rfcore.credentials import value_looks_like_credential
 
 MAX_BYTES = 1024 * 1024
 _USERINFO = r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@"
-_SECRET_KEY = r"(?i)(token|passw|secret|_auth|auth$|apikey|api_key|api-key|extraheader|cookie|otp)"
+_SECRET_KEY = r"(?i)(token|pass|secret|_auth|auth$|apikey|api_key|api-key|extraheader|cookie|otp)"
 
 
 def strip_userinfo(text: str) -> str:

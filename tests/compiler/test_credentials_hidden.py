@@ -166,3 +166,34 @@ def test_a_gitconfig_linked_to_a_key_is_not_served(cbox):
     r = cbox.run("build", "-c", "cat ~/.gitconfig; exit 0")
     assert r.returncode == 0, r.stderr
     assert "RF-FILE-SECRET" not in r.stdout and MARK not in r.stdout
+
+
+def _srt():
+    from .test_export import _srt as find
+
+    return find()
+
+
+@pytest.mark.skipif(_srt() is None, reason="srt (npm @anthropic-ai/sandbox-runtime) is not "
+                    "installed; `make bench` installs it into bench/.cache/npm")
+def test_under_srt_the_export_hides_every_table_location(cbox):
+    """srt has no home mask: the export's denyRead carries the whole table."""
+    from ringfence.compiler import export as export_mod
+    from ringfence.profiles.load import load_profile
+
+    env = {**os.environ, "HOME": str(cbox.home)}
+    for k in ("RINGFENCE_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+        env.pop(k, None)
+    settings = cbox.root / "srt.json"
+    settings.write_text(export_mod.render(load_profile("build"), "srt", workspace=str(cbox.ws),
+                                          env=env).text)
+    os.makedirs("/tmp/claude", mode=0o700, exist_ok=True)
+    if os.stat("/tmp/claude").st_uid != os.getuid():
+        pytest.skip("/tmp/claude belongs to another user (srt's one fixed TMPDIR)")
+    paths = " ".join(f"'{p}'" for p, _ in locations(str(cbox.home), env))
+    proc = subprocess.run([_srt(), "-s", str(settings), "-c",
+                           "echo SRT-RAN; " + PROBE.format(paths=paths)],
+                          cwd=cbox.ws, env=env, capture_output=True, text=True, timeout=120)
+    assert "SRT-RAN" in proc.stdout, proc.stderr         # srt really ran the probe
+    leaked = [s for s in cbox.planted if s in proc.stdout]
+    assert leaked == [], leaked[:5]
