@@ -121,11 +121,9 @@ def home_ops(host, extra: tuple[str, ...], ws_real: str | None, roots: list[str]
 
 def _allowed(host, home: str, xdg, extra, mask: bool, notes: list[Note],
              visible: list[str]) -> list:
-    from .compile import GLOB_CHARS
-
     ops: list = []
     for path, kind in rows(home, xdg, extra):
-        found = host.globs.get(path, ()) if GLOB_CHARS.search(path) else (path,)
+        found = host.globs.get(path, ()) if any(c in path for c in "*?[") else (path,)
         for p in found:
             f = host.path(p)
             if f.kind == "missing":
