@@ -65,9 +65,11 @@ def read_denied(profile: Profile, workspace: str, env: Mapping[str, str] | None 
 
 
 def home_mask_gap(profile: Profile) -> list[str]:
+    out = [f"[[credentials]] {c.name!r}: the target has no credential broker; nothing is "
+           "brokered (the token is not available inside)" for c in profile.credentials]
     if not profile.filesystem.mask_home:
-        return []
-    return ["filesystem.mask_home: ringfence hides the whole home except its toolchain "
+        return out
+    return out + ["filesystem.mask_home: ringfence hides the whole home except its toolchain "
             "allowlist and serves ~/.gitconfig, ~/.npmrc and pip.conf with their secrets "
             "removed; this format gets the credential table as read denies instead (a "
             "credential file the table does not name stays readable)"]
