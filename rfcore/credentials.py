@@ -61,6 +61,12 @@ LOCATIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("@config/composer/auth.json", "Composer tokens", ("COMPOSER_HOME/auth.json",)),
     ("~/.composer/auth.json", "Composer tokens", ()),
     ("~/.nuget/NuGet/NuGet.Config", "NuGet feed passwords", ()),
+    ("~/.condarc", "conda channel tokens", ("CONDARC",)),
+    ("~/miniconda3/.condarc", "conda channel tokens", ()),
+    ("~/miniforge3/.condarc", "conda channel tokens", ()),
+    ("~/anaconda3/.condarc", "conda channel tokens", ()),
+    ("~/.continuum", "anaconda-client tokens", ()),
+    ("@data/binstar", "anaconda-client tokens", ()),
     # version control
     ("~/.ssh", "SSH keys", ()),
     ("~/.git-credentials", "git credential store", ()),
