@@ -15,21 +15,14 @@ from ringfence.rfcore.lazyre import lazy
 from ringfence.profiles.model import Profile
 from ringfence.rfcore.errors import SandboxError
 
-from .spec import (Bind, CapDropAll, Chdir, ClearEnv, Dev, DevNullOver, DieWithParent,
+from .spec import (Bind, Broker, CapDropAll, Chdir, ClearEnv, Dev, DevNullOver, DieWithParent,
                    DisableUserns, NewSession, Note, PassEnv, Proc, Proxy, RoBind,
-                   Rlimit, SandboxSpec, Seccomp, SetEnv, Stage, Tmpfs, UnshareAll)
+                   Rlimit, SandboxSpec, Sanitized, Seccomp, SetEnv, Stage, Tmpfs,
+                   UnshareAll)
+from . import homemask
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 GLOB_CHARS = lazy(r"[*?\[]")
-
-# A name is credential-looking when one of its _-separated words is one of these
-# (so AWS_SECRET_ACCESS_KEY and SSH_AUTH_SOCK are, KEYBOARD_LAYOUT is not).
-_CRED_WORDS = frozenset({
-    "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASS", "PASSPHRASE",
-    "CREDENTIAL", "CREDENTIALS", "CREDS", "KEY", "KEYS", "APIKEY", "AUTH", "COOKIE",
-    "PRIVATE", "SESSION", "PAT", "OTP", "SIGNATURE",
-})
-_CRED_SUBSTRINGS = ("TOKEN", "SECRET", "PASSWORD", "APIKEY", "API_KEY", "CREDENTIAL")
 
 TOOLING_VARS = (
     ("PIP_CACHE_DIR", "pip"), ("UV_CACHE_DIR", "uv"), ("npm_config_cache", "npm"),
@@ -41,9 +34,9 @@ RLIMIT_MB = {"memory_mb": "as", "file_size_mb": "fsize"}
 
 
 def looks_like_credential(name: str) -> bool:
-    upper = name.upper()
-    return (any(word in _CRED_WORDS for word in upper.split("_"))
-            or any(s in upper for s in _CRED_SUBSTRINGS))
+    from ringfence.rfcore.credentials import name_looks_like_credential
+
+    return name_looks_like_credential(name)
 
 
 def _norm(path: str) -> str:
@@ -94,6 +87,10 @@ def wanted_paths(profile: Profile, workspace: str | None, host) -> tuple[list[st
         path = expand(entry, **ctx)
         if path:
             (patterns if GLOB_CHARS.search(path) else plain).append(path)
+    extra = tuple(p for e in profile.filesystem.read_allow if (p := expand(e, **ctx)))
+    for path in homemask.wanted(host, extra):
+        (patterns if GLOB_CHARS.search(path) else plain).append(path)
+    plain.extend(getattr(host, "credential_paths", ()))
     return plain, patterns
 
 
@@ -161,7 +158,25 @@ def compile_profile(profile: Profile, workspace: str | None, host, *,
                 "outside the workspace; refusing to make it writable (RF603)",
                 hint="point the profile at the real directory, or remove the link")
         roots.append(fact.real)
-        ops.append(Bind(fact.real, fact.real))
+
+    # The home: an empty tmpfs, then the toolchain allowlist read-only and the
+    # sanitized configs (compiler/homemask.py), all BEFORE the writable binds, so
+    # a workspace or tooling dir under the home stays visible and writable.
+    extra = tuple(p for e in profile.filesystem.read_allow if (p := expand(e, **ctx)))
+    home_ops, masked_homes, visible = homemask.home_ops(
+        host, extra, ws_real, roots, notes, mask=profile.filesystem.mask_home)
+    ops.extend(home_ops)
+    ops.extend(Bind(r, r) for r in roots)
+    visible = visible + roots
+
+    def seen(path: str) -> bool:
+        """Whether ``path`` is visible in the sandbox before the masks."""
+        return (not any(_inside(path, h) for h in masked_homes)
+                or any(_inside(path, v) for v in visible))
+
+    if ws_real is not None and not seen(ws_real):
+        ops.append(RoBind(ws_real, ws_real))      # Observe: the workspace, read-only
+        visible.append(ws_real)
 
     # Every write under the workspace is staged in an overlay (ringfence/staging/mount.py):
     # the host sees nothing until ringfence applies the run's upper dir, and a
@@ -182,10 +197,24 @@ def compile_profile(profile: Profile, workspace: str | None, host, *,
         found = host.globs.get(path, ()) if GLOB_CHARS.search(path) else (path,)
         for p in found:
             fact = host.path(p)
+            if not seen(fact.real):
+                continue            # under the masked home: already invisible
             if fact.kind == "dir":
                 ops.append(Tmpfs(fact.real))
             elif fact.kind in ("file", "other"):
                 ops.append(DevNullOver(fact.real))
+    # The one table of credential locations (rfcore/credentials.py), wherever it is
+    # still visible: not under the masked home, or under a root bound back in.
+    served = {op.dst for op in ops if isinstance(op, Sanitized)}
+    for p in getattr(host, "credential_paths", ()):
+        fact = host.path(p)
+        if p in served or fact.kind == "missing":
+            continue
+        for where in dict.fromkeys((p, fact.real)):     # a link's view and its target
+            if seen(where):
+                op = Tmpfs(where) if fact.kind == "dir" else DevNullOver(where)
+                if op not in ops:
+                    ops.append(op)
     for link, target in host.unmasked_links:
         notes.append(Note("RF660", f"{link} is named like a secret but links to {target}, "
                           "outside the workspace: not followed and not masked"))
@@ -219,6 +248,15 @@ def compile_profile(profile: Profile, workspace: str | None, host, *,
                          notes))
 
     ops.extend(env_ops)
+    if profile.credentials:
+        from .broker import HELPER_PATH
+
+        # git asks the broker through the helper; set by variables (no config file
+        # to write), counted from 0: nothing of the person's config is replaced.
+        ops.append(Broker(tuple((c.name, c.source, tuple(c.domains), c.username)
+                                for c in profile.credentials), HELPER_PATH))
+        ops += [SetEnv("GIT_CONFIG_COUNT", "1"), SetEnv("GIT_CONFIG_KEY_0", "credential.helper"),
+                SetEnv("GIT_CONFIG_VALUE_0", HELPER_PATH)]
     ops.append(Seccomp(deny_unix_sockets=not profile.network.allow_unix_sockets))
     lim = profile.limits
     _check_limits(profile)
@@ -234,7 +272,9 @@ def compile_profile(profile: Profile, workspace: str | None, host, *,
     net = profile.network
     if net.mode == "proxy" and net.allow:
         prefix = host.python_prefix
-        if prefix and any(_inside(prefix, m) for m in ("/tmp", "/run")):
+        masked = ("/tmp", "/run") + tuple(op.dst for op in ops if isinstance(op, Tmpfs))
+        if prefix and any(_inside(prefix, m) for m in masked) and \
+                not (any(_inside(prefix, h) for h in masked_homes) and seen(prefix)):
             # The relay's interpreter lives under a path the sandbox masks: bind
             # its installation back in, read-only, so the relay can start.
             ops.append(RoBind(prefix, prefix))
@@ -283,6 +323,7 @@ def _env_ops(profile: Profile, host, ctx: dict, notes: list[Note]) -> list:
     ops: list = [ClearEnv(), SetEnv("HOME", host.home), SetEnv("TMPDIR", "/tmp")]
     ops.append(PassEnv("PATH") if "PATH" in names else SetEnv("PATH", DEFAULT_PATH))
     fixed = {"HOME", "TMPDIR", "PATH"}
+    secret_env = set(getattr(host, "secret_env", ()))
     passed: list[str] = []
     for pattern in env.pass_:
         matches = fnmatch.filter(names, pattern) if GLOB_CHARS.search(pattern) else \
@@ -295,6 +336,12 @@ def _env_ops(profile: Profile, host, ctx: dict, notes: list[Note]) -> list:
                 notes.append(Note("RF610", f"environment variable {name} looks like a "
                                   "credential and was not passed (list it in "
                                   "env.allow_credentials to pass it)"))
+                continue
+            if name in secret_env and name not in env.allow_credentials:
+                # The name says nothing, the value is a token (LS_COLORS=ghp_...).
+                notes.append(Note("RF610", f"environment variable {name} holds a value "
+                                  "shaped like a credential and was not passed (list it "
+                                  "in env.allow_credentials to pass it)"))
                 continue
             passed.append(name)
     ops.extend(PassEnv(n) for n in passed)

@@ -20,7 +20,7 @@ from ringfence.rfcore.fsops import copy_file, remove_tree
 from ringfence.staging import mount as staging
 from .backends.bwrap import env_args, render
 from .host import HOST_ENV
-from .spec import Note, Rlimit, SandboxSpec, Stage
+from .spec import Broker, Note, Rlimit, SandboxSpec, Sanitized, Stage
 from .supervise import ExecResult, supervise, warn
 
 
@@ -84,6 +84,66 @@ def _args_fd(args: list[str]) -> int:
     return fd
 
 
+def _secret_hits(spec: SandboxSpec, stage, secrets: list[str], since: float) -> tuple:
+    """Files this run wrote that hold a brokered secret: in the stage's upper dir
+    (workspace-relative, held by settle) and in the other writable roots (absolute;
+    they are not staged, so the file is removed from the host)."""
+    from .broker import scan
+    from .spec import Bind
+
+    out: list[str] = []
+    if stage is not None:
+        up = stage.upper
+        out += [os.path.relpath(p, up) for p in scan([up], secrets, 0.0)]
+    others = [op.dst for op in spec.of(Bind) if stage is None or op.dst != stage.workspace]
+    for path in scan(others, secrets, since):
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                from ringfence.rfcore.fsops import remove_tree
+                remove_tree(path)
+            else:
+                os.unlink(path)
+        except OSError:
+            pass
+        out.append(path)
+    return tuple(out)
+
+
+def _redact(data: bytes | None, secrets: list[str]) -> bytes | None:
+    for secret in secrets:
+        if data:
+            data = data.replace(secret.encode(), b"[brokered credential]")
+    return data
+
+
+def _data_fd(data: bytes) -> int:
+    fd = os.memfd_create("ringfence-helper", 0)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _sanitized_fds(spec: SandboxSpec) -> dict[str, int]:
+    """A memfd per Sanitized op, holding the file's bytes with its secrets removed
+    (read here, on the host; bwrap copies them into the sandbox: no file on disk)."""
+    ops = spec.of(Sanitized)
+    if not ops:
+        return {}
+    from .sanitize import sanitized
+
+    out: dict[str, int] = {}
+    for op in ops:
+        fd = os.memfd_create("ringfence-config", 0)
+        data = memoryview(sanitized(op.kind, op.src))
+        while data:
+            data = data[os.write(fd, data):]
+        os.lseek(fd, 0, os.SEEK_SET)
+        out[op.dst] = fd
+    return out
+
+
 def _seccomp_fd(spec: SandboxSpec, arch: str, degradations: list[Note]) -> int | None:
     """A memfd holding the filter, which bwrap applies to every process in the sandbox."""
     opts = spec.seccomp
@@ -141,7 +201,11 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
     proxy = None
     proxy_dir = None
     lims = None
+    broker = None
+    inherit: list[int] = []
     ran = False
+    import time as _time
+    started = _time.time()
     try:
         seccomp_fd = _seccomp_fd(spec, host.arch, degradations)
         if seccomp_fd is not None:
@@ -151,12 +215,23 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
             proxy, proxy_dir = _start_proxy(spec, stage, degradations)
             handoff_fd = proxy.handoff_fd
             fds.append(handoff_fd)      # the sandbox's end; ours is closed after the run
+        data_fds = _sanitized_fds(spec)
+        fds.extend(data_fds.values())
+        helper_fd = None
+        if spec.of(Broker):
+            from .broker import Broker as CredentialBroker
+
+            broker = CredentialBroker(spec.of(Broker)[0].entries, env)
+            helper_fd = _data_fd(broker.helper_source(host.python))
+            fds.append(helper_fd)
+            inherit.append(broker.sandbox_fd)     # closed by broker.stop(), not here
         status_r, status_w = os.pipe()
         fds.append(status_r)        # status_w is closed by supervise, exactly once
         try:
             bargv = render(spec, argv, bwrap=host.bwrap, env=env, seccomp_fd=seccomp_fd,
                            proxy_dir=proxy_dir, python=host.python, inline_env=False,
-                           status_fd=status_w, handoff_fd=handoff_fd)
+                           status_fd=status_w, handoff_fd=handoff_fd, data_fds=data_fds,
+                           helper_fd=helper_fd)
         except BaseException:
             os.close(status_w)
             raise
@@ -180,7 +255,7 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
         result = supervise(bargv, dict(HOST_ENV), status_r, spec, timeout, stdin,
                            capture, out, err, degradations,
                            pass_fds=tuple(f for f in fds if f not in (status_r, stage_r))
-                           + (status_w,),
+                           + (status_w,) + tuple(inherit),
                            close_after_start=status_w, preexec=pre,
                            setup_err=(stage_r, stage_w) if stage is not None else None,
                            watch=lims.watch if lims.active else None)
@@ -194,6 +269,15 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
             except OSError:
                 pass
         decisions = tuple(proxy.decisions) if proxy is not None else ()
+        hits: tuple[str, ...] = ()
+        if broker is not None:
+            broker.stop()           # the run is over: no credential is handed out again
+            decisions += tuple(broker.uses)
+            if ran and any(u["given"] for u in broker.uses):
+                hits = _secret_hits(spec, stage, broker.secrets(), started)
+                # The ledger keeps output tails for good: never a brokered value.
+                result = _with(result, **{k: _redact(getattr(result, k), broker.secrets())
+                                          for k in ("stdout_tail", "stderr_tail")})
         late: tuple[Note, ...] = ()
         if proxy is not None:
             proxy.stop()
@@ -210,7 +294,7 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
         if stage is not None and not ran:
             stage.remove()      # the command never ran (or we were interrupted)
     return _with(result, network_decisions=decisions, stage=stage,
-                 degradations=result.degradations + late)
+                 degradations=result.degradations + late, secret_hits=hits)
 
 
 def _with(result: ExecResult, **changes) -> ExecResult:

@@ -90,6 +90,17 @@ class HostFacts:
     # (variable, absolute path it names, the file holds PEM certificates only) for
     # each CA variable of the run's environment (CA_VARS).
     ca_files: tuple[tuple[str, str, bool], ...] = ()
+    # XDG base dirs of the run's environment ((var, value) pairs) and the one table
+    # of credential locations expanded for this home and environment
+    # (rfcore/credentials.py): masked wherever the sandbox could still see them.
+    xdg: tuple[tuple[str, str], ...] = ()
+    credential_paths: tuple[str, ...] = ()
+    # The account's home from the password database when $HOME names another
+    # directory: masked too (a run with HOME=/elsewhere must not expose the real one).
+    other_homes: tuple[str, ...] = ()
+    # Names of the run's variables whose VALUE is shaped like a secret (a JWT, a
+    # ghp_ token, a URL with a password): never passed, whatever the name.
+    secret_env: tuple[str, ...] = ()
 
     def path(self, p: str) -> PathFact:
         try:
@@ -160,6 +171,17 @@ def path_fact(p: str) -> PathFact:
 
 
 def expand_glob(pattern: str) -> tuple[str, ...]:
+    head, _, last = pattern.rpartition("/")
+    if head and not any(c in head for c in "*?[") and "**" not in last:
+        # One wildcard component (the home allowlist's ~/.local/lib/python*): a
+        # listing, without loading glob on every run.
+        import fnmatch
+
+        try:
+            names = os.listdir(head or "/")
+        except OSError:
+            return ()
+        return tuple(sorted(f"{head}/{n}" for n in names if fnmatch.fnmatchcase(n, last)))
     import glob
 
     # include_hidden: a read-deny of "**/.env*" must see dot directories too.
@@ -271,10 +293,17 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
     env = os.environ if env is None else env
     import pwd
 
+    from ringfence.rfcore import credentials
     from ringfence.rfcore.paths import pattern_cache_dir, private_dirs, tooling_dir
 
     uid, gid = os.getuid(), os.getgid()
-    home = env.get("HOME") or pwd.getpwuid(uid).pw_dir
+    try:
+        pw_home = os.path.abspath(pwd.getpwuid(uid).pw_dir)
+    except KeyError:
+        pw_home = ""
+    home = env.get("HOME") or pw_home
+    others = tuple(h for h in (pw_home,) if h and h != os.path.abspath(home)
+                   and os.path.realpath(h) != os.path.realpath(home))
     path = env.get("PATH", os.defpath)
     bwrap = which("bwrap", path)
     plausible, detail, restricted = _userns_sysctls()
@@ -284,6 +313,13 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
         bwrap=bwrap, env_names=tuple(sorted(env)), ca_files=ca_files(env),
         private_dirs=private_dirs(env), mask_cache=pattern_cache_dir(env),
         tooling_default=tooling_dir(env),
+        xdg=tuple((v, env[v]) for v in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME")
+                  if env.get(v)),
+        credential_paths=tuple(dict.fromkeys(
+            [p for p, _ in credentials.locations(os.path.abspath(home), env)]
+            + [p for h in others for p, _ in credentials.locations(h, {})])),
+        other_homes=others,
+        secret_env=credentials.secret_valued(env),
         seccomp=_seccomp_in_kernel(), userns=plausible if uid != 0 else True,
         userns_detail=detail, apparmor_userns_restricted=restricted)
     if not full:

@@ -77,6 +77,14 @@ Bind = _op("Bind", "src dst may_be_missing", "Bind a host path writable.",
            may_be_missing=False)
 Tmpfs = _op("Tmpfs", "dst", "An empty, private tmpfs (also how directories are masked).")
 DevNullOver = _op("DevNullOver", "dst", "Mask a file: bind /dev/null read-only over it.")
+Sanitized = _op("Sanitized", "src dst kind",
+                "Serve a host config file read-only with its secrets removed "
+                "(compiler/sanitize.py KINDS): the executor hands bwrap the cleaned bytes "
+                "through a memfd; an export without one masks the file instead.")
+Broker = _op("Broker", "entries helper",
+             "The per-run credential broker: entries are (name, source, domains, "
+             "username); git asks through the helper at ``helper`` (an inherited fd to "
+             "ringfence on the host; no path to open, no value in the spec).")
 Proc = _op("Proc", "dst", "A fresh /proc of the sandbox's own pid namespace.", dst="/proc")
 Dev = _op("Dev", "dst", "A minimal /dev (null, zero, random, tty, pts...).", dst="/dev")
 UnshareAll = _op("UnshareAll", "", "Every namespace: user, pid, net, ipc, uts, cgroup, mount.")
@@ -105,7 +113,7 @@ Stage = _op("Stage", "path",
 
 Op = (RoBind | Bind | Tmpfs | DevNullOver | Proc | Dev | UnshareAll | DisableUserns
       | DieWithParent | NewSession | CapDropAll | ClearEnv | SetEnv | PassEnv | Seccomp
-      | Rlimit | Chdir | Proxy | Stage)
+      | Rlimit | Chdir | Proxy | Stage | Sanitized | Broker)
 
 
 @record

@@ -46,6 +46,9 @@ class ExecResult:
     stderr: bytes | None = None
     timed_out: bool = False
     signal: int | None = None           # a signal we received and forwarded
+    # Files the run wrote that hold a brokered credential (compiler/broker.py):
+    # workspace-relative paths in the stage (held on settle), absolute elsewhere.
+    secret_hits: tuple = ()
     sandboxed: bool = True
     limit: str | None = None            # "pids" | "memory": a limit hit ended the run
 

@@ -21,7 +21,7 @@ from ringfence.rfcore.hashing import sha256
 from ringfence.rfcore.records import field, record
 
 from . import _toml_cache
-from .model import (CommandRule, Env, Filesystem, Limits, Located, Network, Profile,
+from .model import (CommandRule, Credential, Env, Filesystem, Limits, Located, Network, Profile,
                     Tooling)
 from .problem import Problem
 
@@ -261,7 +261,9 @@ def _merge(layers: list[Layer]) -> tuple[dict, dict]:
                 for i, item in enumerate(v):
                     if item not in have:
                         have.append(item)
-                        origins[(kp, item)] = layer.where(f"{kp}[{i}]")
+                        key = ("table", str(item.get("name"))) if isinstance(item, dict) \
+                            else item
+                        origins[(kp, key)] = layer.where(f"{kp}[{i}]")
             else:
                 dst[k] = v
                 origins[kp] = layer.where(kp)
@@ -301,7 +303,8 @@ def build(chain: Chain) -> tuple[Profile, dict]:
         filesystem=Filesystem(
             writable=tuple(fs.get("writable", ())), private_tmp=fs.get("private_tmp", True),
             read_deny=tuple(fs.get("read_deny", ())),
-            write_protect=tuple(fs.get("write_protect", ()))),
+            write_protect=tuple(fs.get("write_protect", ())),
+            mask_home=fs.get("mask_home", False), read_allow=tuple(fs.get("read_allow", ()))),
         network=Network(mode=net.get("mode", "none"), allow=tuple(net.get("allow", ())),
                         deny=tuple(net.get("deny", ())),
                         allow_unix_sockets=net.get("allow_unix_sockets", False)),
@@ -312,6 +315,10 @@ def build(chain: Chain) -> tuple[Profile, dict]:
                                                 "stage_mb") if k in limits}),
         host=merged.get("host", "ask"),
         rules=rules,
+        credentials=tuple(
+            Credential(c["name"], c["from"], tuple(c["domains"]), c.get("username", ""),
+                       origins.get(("credentials", ("table", c["name"])), Located()))
+            for c in merged.get("credentials", []) if isinstance(c, dict)),
         hook_grant=merged.get("hook", {}).get("grant", "session"),
         digest=_digest(chain.layers),
     )

@@ -18,8 +18,13 @@ from ringfence.rfcore.rules import REGISTRY
 
 from . import load
 from .model import CommandRule, Located, Profile
+from .lint_credentials import check_credential_access, check_credentials
 from .patterns import (UNMATCHABLE_PROGRAM_CHARS, Compiled, PatternError, compile_pattern,
                        render)
+
+
+# Diagnostics that say "on purpose?" rather than "wrong": printed, never failing.
+WARNINGS = frozenset({"RF540", "RF541"})
 
 
 @record
@@ -85,7 +90,8 @@ def lint(path_or_name: str, *, workspace: str | None = None) -> list[Diagnostic]
     _check_catch_all(compiled, out)
     _check_shadowed(compiled, out, [layer.display for layer in chain.layers])
     _check_writable(profile, origins, out)
-    _check_credentials(profile, origins, out)
+    check_credentials(profile, origins, out, _diag)
+    check_credential_access(profile, origins, leaf.display, out, _diag)
     _check_network(profile, origins, leaf.display, out)
     if workspace is not None:
         _check_git_copies(profile, origins, workspace, out)
@@ -278,43 +284,17 @@ def _inside(path: str, denied: str) -> bool:
 
 
 def _check_writable(profile: Profile, origins, out: list[Diagnostic]) -> None:
+    from ringfence.rfcore.credentials import export_paths
+
+    # The credential table is read-denied in every sandbox, as the profile's own list.
+    denied = list(profile.filesystem.read_deny) + (export_paths() if profile.sandbox else [])
     for w in profile.filesystem.writable:
-        for d in profile.filesystem.read_deny:
+        for d in denied:
             if _inside(w, d):
                 where = origins.get(("filesystem.writable", w), Located())
                 out.append(_diag("RF506", f"writable path {w!r} is inside read-denied {d!r}",
                                  where, source=w))
                 break
-
-
-# Names a glob in env.pass is tested against: if it matches one, it passes secrets.
-_CREDENTIAL_SAMPLES = ("GITHUB_TOKEN", "GH_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID",
-                       "AWS_SESSION_TOKEN", "NPM_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
-                       "DATABASE_URL", "SSH_AUTH_SOCK", "PGPASSWORD", "DOCKER_AUTH_CONFIG",
-                       "GOOGLE_APPLICATION_CREDENTIALS", "AZURE_CLIENT_SECRET", "CI_JOB_TOKEN",
-                       "HF_TOKEN", "SLACK_BOT_TOKEN", "VAULT_TOKEN", "KUBECONFIG")
-
-
-def _opted_in(name: str, allowed: tuple[str, ...]) -> bool:
-    return any(name == a or fnmatch.fnmatchcase(name, a) for a in allowed)
-
-
-def _check_credentials(profile: Profile, origins, out: list[Diagnostic]) -> None:
-    allowed = profile.env.allow_credentials
-    for name in profile.env.pass_:
-        if _opted_in(name, allowed):
-            continue
-        if any(c in name for c in "*?"):
-            hits = [s for s in _CREDENTIAL_SAMPLES
-                    if fnmatch.fnmatchcase(s, name) and not _opted_in(s, allowed)]
-            bad = f"glob {name!r} passes credential variables such as {hits[0]}" if hits else None
-        else:
-            bad = (f"{name!r} looks like a credential" if load.looks_like_credential(name)
-                   else None)
-        if bad:
-            where = origins.get(("env.pass", name), Located())
-            out.append(_diag("RF510", f"{bad}; list it in env.allow_credentials to pass it "
-                             "on purpose", where, source=name))
 
 
 def _check_network(profile: Profile, origins, leaf: str, out: list[Diagnostic]) -> None:

@@ -25,18 +25,12 @@ from .chain import _real
 from .model import Located, Profile
 from .problem import Problem
 
-# Credential-looking environment variable names: passed into a sandbox only
-# with an explicit opt-in (env.allow_credentials). SSH_AUTH_SOCK is a key too:
-# the agent socket signs with the user's keys.
-_CRED = (r"TOKEN|SECRET|PASSW(?:OR)?D|PASSPHRASE|CREDENTIAL|API_?KEY|PRIVATE|ACCESS_?KEY"
-         r"|(?:^|_)KEY(?:$|_)|(?:^|_)AUTH|COOKIE|SESSION|(?:^|_)PAT$|SSH_AUTH_SOCK|KUBECONFIG"
-         r"|DATABASE_URL|_DSN$")
-
-
 def looks_like_credential(name: str) -> bool:
-    """True when an environment variable name looks like it carries a secret."""
-    # re's own cache keeps the compiled pattern: no compile at import (hot paths).
-    return bool(re.search(_CRED, name, re.IGNORECASE))
+    """True when an environment variable name looks like it carries a secret
+    (the one rule: ``rfcore/credentials.py``)."""
+    from ringfence.rfcore.credentials import name_looks_like_credential
+
+    return name_looks_like_credential(name)
 
 
 def domain_problems(profile: Profile, origins: dict) -> list[tuple[Problem, Located]]:

@@ -43,6 +43,25 @@ class Filesystem:
     # write-protected"): .git/hooks, .git/config, .envrc, .vscode/, ...
     # Relative entries are relative to each writable root.
     write_protect: tuple[str, ...] = ()
+    # Mask the whole home directory (an empty tmpfs), then let through only the
+    # toolchain paths of compiler/homemask.py (each with why) and read_allow.
+    mask_home: bool = False
+    # Paths under the home added to that allowlist (read-only; lint warns, RF541,
+    # when one is or holds a known credential location).
+    read_allow: tuple[str, ...] = ()
+
+
+@record
+class Credential:
+    """A task-scoped credential (issue 21): read on the host when a run starts,
+    handed to git in the sandbox by the broker over an inherited fd, only for a
+    request to one of ``domains``, only while the run lives."""
+    name: str
+    source: str                       # "env:NAME" | "file:PATH" | "command:CMD"
+    domains: tuple[str, ...] = ()
+    username: str = ""                # what git is told (default: the request's, else
+                                      # "x-access-token", which GitHub accepts)
+    where: "Located" = field(default_factory=lambda: Located())
 
 
 @record
@@ -100,6 +119,7 @@ class Profile:
     limits: Limits = field(default_factory=Limits)
     host: HostPolicy = "ask"         # what a host request does under this profile
     rules: tuple[CommandRule, ...] = ()
+    credentials: tuple[Credential, ...] = ()
     # What a person's yes to an `ask` in Claude Code grants (hook, issue 13):
     # "session" grants the capability keys for that Claude session; "once" only
     # that one call.

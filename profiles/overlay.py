@@ -72,6 +72,16 @@ def loosenings(base: Profile, result: Profile) -> list[tuple[str, str, object]]:
                     bf.write_protect, rf.write_protect)
     if bf.private_tmp and not rf.private_tmp:
         out.append(("filesystem.private_tmp", "turn the private /tmp off", None))
+    if bf.mask_home and not rf.mask_home:
+        out.append(("filesystem.mask_home", "unmask the home directory", None))
+    out += _added("filesystem.read_allow", "make {item!r} readable", bf.read_allow,
+                  rf.read_allow)
+    # A credential source is read (or a command run) ON THE HOST when a run starts:
+    # a project file must never add one.
+    out += [("credentials", f"add the brokered credential {c.name!r} (its source is read "
+             "on the host)", None) for c in result.credentials
+            if (c.name, c.source, c.domains) not in
+            {(b.name, b.source, b.domains) for b in base.credentials}]
     bt, rt = base.tooling, result.tooling
     if rt.enabled and not bt.enabled:
         out.append(("tooling.enabled", "enable the writable tooling dir", None))

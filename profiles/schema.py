@@ -130,7 +130,13 @@ SCHEMA: dict[str, Any] = {
         "read_deny": (_str_list(_path(relative_ok=False)), "paths masked inside the sandbox"),
         "write_protect": (_str_list(_path(relative_ok=True)),
                           "read-only even inside writable roots (relative = in each root)"),
+        "mask_home": (_is_bool, "hide the home directory except the toolchain allowlist"),
+        "read_allow": (_str_list(_path(relative_ok=False)),
+                       "home paths added to the allowlist (read-only)"),
     },
+    "credentials": (lambda v: _credentials(v),
+                    "[[credentials]] name, from (env:NAME | file:PATH | command:CMD), "
+                    "domains: brokered to git per run"),
     "network": {
         "mode": (_enum("none", "proxy"), "no network, or only through the filtering proxy"),
         "allow": (_str_list(), "domain patterns reachable through the proxy"),
@@ -168,6 +174,38 @@ SCHEMA: dict[str, Any] = {
         "deny": (_str_list(), "patterns that are always refused"),
     },
 }
+
+
+_CRED_FROM = ("env:", "file:", "command:")
+
+
+def _credentials(v: Any) -> str | None:
+    if not isinstance(v, list):
+        return f"must be an array of tables ([[credentials]]), not {_tname(v)}"
+    names = set()
+    for i, item in enumerate(v):
+        if not isinstance(item, dict):
+            return f"[{i}] must be a table, not {_tname(item)}"
+        extra = set(item) - {"name", "from", "domains", "username"}
+        if extra:
+            return f"[{i}] unknown key {sorted(extra)[0]!r} (name, from, domains, username)"
+        if not isinstance(item.get("username", ""), str) or \
+                any(c in item.get("username", "") for c in "\n\0="):
+            return f"[{i}] username must be a one-line string"
+        name, src, doms = item.get("name"), item.get("from"), item.get("domains")
+        if not isinstance(name, str) or not _ENV_NAME.fullmatch(name.replace("-", "_")):
+            return f"[{i}] name must be a word such as \"github\""
+        if name in names:
+            return f"[{i}] name {name!r} is used twice"
+        names.add(name)
+        if not isinstance(src, str) or not src.startswith(_CRED_FROM) or \
+                not src.split(":", 1)[1].strip():
+            return f"[{i}] from must be env:NAME, file:PATH or command:CMD"
+        if not isinstance(doms, list) or not doms or \
+                not all(isinstance(d, str) and d and "*" not in d for d in doms):
+            return (f"[{i}] domains must be a non-empty list of host names "
+                    "(exact names: a token goes only where it is meant to)")
+    return None
 
 
 def _tname(v: Any) -> str:

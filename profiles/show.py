@@ -27,7 +27,9 @@ def profile_summary(profile: Profile) -> dict[str, Any]:
         "filesystem": {"writable": list(profile.filesystem.writable),
                        "private_tmp": profile.filesystem.private_tmp,
                        "read_deny": list(profile.filesystem.read_deny),
-                       "write_protect": list(profile.filesystem.write_protect)},
+                       "write_protect": list(profile.filesystem.write_protect),
+                       "mask_home": profile.filesystem.mask_home,
+                       "read_allow": list(profile.filesystem.read_allow)},
         "network": {"mode": profile.network.mode, "allow": list(profile.network.allow),
                     "deny": list(profile.network.deny),
                     "allow_unix_sockets": profile.network.allow_unix_sockets},
@@ -38,6 +40,8 @@ def profile_summary(profile: Profile) -> dict[str, Any]:
                    ("timeout", "memory_mb", "pids", "file_size_mb")},
         "commands": {a: [r.pattern for r in profile.rules if r.action == a] for a in ACTIONS},
         "hook": {"grant": profile.hook_grant},
+        "credentials": [{"name": c.name, "from": c.source, "domains": list(c.domains)}
+                        for c in profile.credentials],
         "digest": profile.digest,
     }
 

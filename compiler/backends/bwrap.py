@@ -31,8 +31,8 @@ from typing import Mapping, Sequence
 
 from ringfence.compiler.spec import (Bind, CapDropAll, Chdir, ClearEnv, Dev, DevNullOver,
                            DieWithParent, DisableUserns, NewSession, PassEnv, Proc,
-                           Proxy, RoBind, Stage, Rlimit, SandboxSpec, Seccomp, SetEnv,
-                           Tmpfs, UnshareAll)
+                           Proxy, RoBind, Stage, Rlimit, SandboxSpec, Sanitized, Seccomp,
+                           SetEnv, Tmpfs, UnshareAll, Broker)
 
 RELAY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "relay.py")
 
@@ -60,7 +60,9 @@ def render(spec: SandboxSpec, argv: Sequence[str], *, bwrap: str = "bwrap",
            env: Mapping[str, str] | None = None, seccomp_fd: int | None = None,
            proxy_dir: str | None = None, python: str = "python3",
            inline_env: bool = True, status_fd: int | None = None,
-           handoff_fd: int | None = None) -> list[str]:
+           handoff_fd: int | None = None,
+           data_fds: Mapping[str, int] | None = None,
+           helper_fd: int | None = None) -> list[str]:
     """bwrap argv for ``spec`` running ``argv``.
 
     ``seccomp_fd``: an inherited fd holding the BPF program (None: no filter).
@@ -69,6 +71,10 @@ def render(spec: SandboxSpec, argv: Sequence[str], *, bwrap: str = "bwrap",
     failure from the command's own exit status).
     ``handoff_fd``: with a proxy, the inherited end of the proxy's hand-off
     socket pair (``ProxyServer.handoff_fd``).
+    ``data_fds``: destination -> memfd with the sanitized bytes of each Sanitized op
+    (execution); without one the file is masked (exports: no fd to hand over).
+    ``helper_fd``: a memfd with the credential broker's helper (execution; the
+    broker's socket itself is simply inherited). Without it nothing is brokered.
     """
     if not spec.sandboxed:
         raise ValueError("the host profile has no bwrap rendering")
@@ -96,6 +102,10 @@ def render(spec: SandboxSpec, argv: Sequence[str], *, bwrap: str = "bwrap",
             out += ["--tmpfs", op.dst]
         elif isinstance(op, DevNullOver):
             out += ["--ro-bind", "/dev/null", op.dst]
+        elif isinstance(op, Sanitized):
+            fd = (data_fds or {}).get(op.dst)
+            out += (["--perms", "0444", "--ro-bind-data", str(fd), op.dst] if fd is not None
+                    else ["--ro-bind", "/dev/null", op.dst])
         elif isinstance(op, Proc):
             out += ["--proc", op.dst]
         elif isinstance(op, Dev):
@@ -114,6 +124,9 @@ def render(spec: SandboxSpec, argv: Sequence[str], *, bwrap: str = "bwrap",
             if proxy_dir is None:
                 raise ValueError("a proxy spec needs proxy_dir")
             out += ["--ro-bind", proxy_dir, op.socket_dir]
+        elif isinstance(op, Broker):
+            if helper_fd is not None:
+                out += ["--perms", "0555", "--ro-bind-data", str(helper_fd), op.helper]
         elif isinstance(op, (Rlimit, Stage)):
             pass            # applied by the executor (setrlimit; the overlay mount)
         else:  # pragma: no cover - a new op type must be rendered explicitly

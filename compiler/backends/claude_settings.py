@@ -46,7 +46,7 @@ import shlex
 
 from ringfence.profiles.model import Profile
 
-from .exportlib import (Export, common_unsupported, private_address_note, protected,
+from .exportlib import (Export, common_unsupported, home_mask_gap, private_address_note, protected,
                         read_denied, srt_domains, writable_roots)
 
 MAX_EXPANSION = 64
@@ -131,6 +131,7 @@ def render(profile: Profile, *, workspace: str) -> Export:
                            "Bash(...) rule misses other spellings of the same action that "
                            "ringfence's rules catch, e.g. " + ", ".join(MISSED)
                            + "; keep the ringfence hook in front of it")
+    unsupported += home_mask_gap(profile)
     unsupported += common_unsupported(profile, has_env=False, has_limits=False,
                                       has_private_tmp=False)
     unsupported.append("seccomp denials beyond Unix sockets (io_uring, mount, nested user "

@@ -49,10 +49,30 @@ def writable_roots(profile: Profile, workspace: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def read_denied(profile: Profile, workspace: str) -> list[str]:
+def read_denied(profile: Profile, workspace: str, env: Mapping[str, str] | None = None
+                ) -> list[str]:
+    """The profile's read_deny plus, for a sandboxed profile, the one table of
+    credential locations (``rfcore/credentials.py``): the targets have no home mask,
+    so the table is what keeps the agents', clouds' and registries' tokens hidden."""
+    from ringfence.rfcore.credentials import export_paths
+
     tooling = tooling_dir(profile)
-    return list(dict.fromkeys(expand_path(p, workspace=workspace, tooling=tooling)
-                              for p in profile.filesystem.read_deny))
+    out = [expand_path(p, workspace=workspace, tooling=tooling)
+           for p in profile.filesystem.read_deny]
+    if profile.sandbox:
+        out += export_paths(env)
+    return list(dict.fromkeys(out))
+
+
+def home_mask_gap(profile: Profile) -> list[str]:
+    out = [f"[[credentials]] {c.name!r}: the target has no credential broker; nothing is "
+           "brokered (the token is not available inside)" for c in profile.credentials]
+    if not profile.filesystem.mask_home:
+        return out
+    return out + ["filesystem.mask_home: ringfence hides the whole home except its toolchain "
+            "allowlist and serves ~/.gitconfig, ~/.npmrc and pip.conf with their secrets "
+            "removed; this format gets the credential table as read denies instead (a "
+            "credential file the table does not name stays readable)"]
 
 
 def protected(profile: Profile, workspace: str) -> list[str]:
@@ -158,7 +178,7 @@ def policy_gaps(profile: Profile, *, rules: str, syscalls: str, host: str) -> li
     command policy or approvals cannot express, in the order every such export
     lists it. ``rules`` is formatted with ``n`` (the number of command rules) and
     ``host`` with ``host`` (the profile's host policy)."""
-    out: list[str] = []
+    out: list[str] = home_mask_gap(profile)
     note = private_address_note(profile)
     if note:
         out.append(note)

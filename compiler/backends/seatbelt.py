@@ -205,7 +205,7 @@ def render(profile: Profile, *, workspace: str, env: Mapping[str, str] | None = 
               '  (subpath (string-append "/private" (param "TMPDIR")))',
               '  (literal "/dev/null") (literal "/dev/tty")',
               '  (regex #"^/dev/fd/[0-9]+$"))']
-    denied = read_denied(profile, workspace)
+    denied = read_denied(profile, workspace, env)
     if denied:
         lines.append(";; read-denied (credential stores and secrets)")
         lines.append("(deny file-read* file-write*")

@@ -51,7 +51,7 @@ def render(profile: Profile, *, workspace: str, env: Mapping[str, str] | None = 
         },
         "filesystem": {
             # ringfence's own dirs (ledger, grants, config): hidden as in `ringfence run`.
-            "denyRead": list(dict.fromkeys(read_denied(profile, workspace) + own_dirs(env))),
+            "denyRead": list(dict.fromkeys(read_denied(profile, workspace, env) + own_dirs(env))),
             # srt's temp dir, or mktemp fails: srt exports TMPDIR=/tmp/claude, /tmp is
             # read-only. macOS resolves /tmp to /private/tmp.
             "allowWrite": writable_roots(profile, workspace) + [SRT_TMPDIR,

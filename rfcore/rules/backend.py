@@ -8,6 +8,10 @@ and the good one does not. Keep them self-contained.
 
 from . import Rule
 
+# A profile with one brokered credential, written beside the test workspace.
+PROF = ('printf \'extends = "build"\\n[[credentials]]\\nname = "gh"\\nfrom = "env:RF_T"\\n'
+        'domains = ["github.com"]\\n\' > "$HOME/../c.toml"; ')
+
 # A profile file the examples write and use: strict, plus one changed line. It is
 # written outside the workspace (the examples run in it): a profile file inside
 # the workspace may only tighten its base (RF513).
@@ -362,4 +366,56 @@ RULES: tuple[Rule, ...] = (
         bad=("mkdir d; ringfence run -p strict -c 'touch d/x; echo ready; sleep 2' > out & "
              "while ! grep -q ready out; do sleep 0.05; done; chmod 0555 d; wait"),
         good="mkdir d; ringfence run -p strict -c 'touch d/x'"),
+    Rule(
+        code="RF650", name="home-inside-writable-root",
+        summary="the home lies inside a writable root, so it is not masked",
+        explanation=(
+            "Every built-in profile hides the home directory behind an empty tmpfs and "
+            "lets only toolchain paths through. A writable root that contains the home "
+            "(`writable = [\"~\"]`) must stay visible and writable, so the home cannot be "
+            "masked under it; ringfence says so and still masks every location of its "
+            "credential table inside it. Make a narrower directory writable instead."),
+        bad=('printf \'extends = "build"\\n[filesystem]\\nwritable = ["~"]\\n\' > '
+             '"$HOME/../wide.toml"; ringfence run -p "$HOME/../wide.toml" -- true'),
+        good=('printf \'extends = "build"\\n\' > "$HOME/../narrow.toml"; '
+              'ringfence run -p "$HOME/../narrow.toml" -- true')),
+    Rule(
+        code="RF651", name="allowed-home-path-links-elsewhere",
+        summary="an allowlisted home path links to another part of the home; not made readable",
+        explanation=(
+            "The masked home lets toolchain paths through (`~/.local/bin`, `~/.rustup`, "
+            "...). Such a path that is a symbolic link into another part of the home "
+            "(`~/.local/bin -> ~/.ssh`) would bind that part back in: it is skipped, and "
+            "the note names it. A link to another allowed path, or out of the home, is "
+            "fine."),
+        bad=('mkdir -p "$HOME/.local" "$HOME/private"; ln -s "$HOME/private" '
+             '"$HOME/.local/bin"; ringfence run -p build -- true'),
+        good='mkdir -p "$HOME/.local/bin"; ringfence run -p build -- true'),
+    Rule(
+        code="RF652", name="credential-source-unreadable",
+        summary="a brokered credential's source gave no value; nothing was run",
+        explanation=(
+            "A `[[credentials]]` entry is read on the host when the run starts (`env:NAME` "
+            "from ringfence's environment, `file:PATH`, or the output of `command:CMD`, "
+            "run without a shell). An unset variable, a missing file, a failing command or "
+            "an empty or multi-line value means the task would run without the credential "
+            "it was promised: ringfence refuses to run (exit 125) and names the source."),
+        bad=PROF + 'ringfence run -p "$HOME/../c.toml" -- true',
+        good=PROF + 'RF_T=tok-0123 ringfence run -p "$HOME/../c.toml" -- true'),
+    Rule(
+        code="RF653", name="brokered-credential-written",
+        summary="the run wrote a brokered credential into a file; held, never applied",
+        explanation=(
+            "A brokered credential is handed to git inside the sandbox, never written "
+            "anywhere by ringfence. After the run, ringfence looks for its value in every "
+            "file the run wrote: one in the workspace is held in the stage for a person "
+            "(`ringfence approve RUN_ID` shows it), one in another writable root (the "
+            "tooling dir) is removed. The ledger never keeps the value either: output "
+            "tails are redacted."),
+        bad=(PROF + "RF_T=tok-0123 ringfence run -p \"$HOME/../c.toml\" -c \"printf "
+             "'protocol=https\\nhost=github.com\\n\\n' | "
+             "/run/ringfence/git-credential-ringfence get > leak.txt\""),
+        good=(PROF + "RF_T=tok-0123 ringfence run -p \"$HOME/../c.toml\" -c \"printf "
+              "'protocol=https\\nhost=github.com\\n\\n' | "
+              "/run/ringfence/git-credential-ringfence get > /dev/null\"")),
 )

@@ -212,4 +212,46 @@ RULES: tuple[Rule, ...] = (
             "`.ringfence.toml` files (their directory is the workspace) or with an "
             "explicit workspace."),
     ),
+    Rule(
+        code="RF540", name="credential-env-opted-in",
+        summary="env.allow_credentials passes a credential variable into the sandbox",
+        explanation=(
+            "A variable named or shaped like a credential (`*_TOKEN`, `*_KEY`, `*_SECRET`, "
+            "`*PASSWORD*`, `AWS_*`, `GH_*`, a JWT or `ghp_...` value) never passes through "
+            "`env.pass`, not even through a glob; `env.allow_credentials` lets one through "
+            "on purpose, and then every command in the sandbox, and anything it downloads "
+            "and runs, can read it and send it to any allowed domain. Prefer a brokered "
+            "`[[credentials]]` entry: git gets the token only for its domains and only while "
+            "the run lives, and it is never in the environment."),
+        bad='extends = "build"\n[env]\npass = ["NPM_TOKEN"]\nallow_credentials = ["NPM_TOKEN"]\n',
+        good='extends = "build"\n[env]\npass = ["NPM_CONFIG_REGISTRY"]\n',
+        known_problems="A warning, not an error: passing a token can be what the task needs.",
+    ),
+    Rule(
+        code="RF541", name="credential-path-allowed",
+        summary="filesystem.read_allow names a known credential location",
+        explanation=(
+            "Every built-in profile masks the home directory and lets through only paths "
+            "that toolchains need and that hold no secrets. `read_allow` adds paths; one "
+            "that is, contains or lies inside a location of ringfence's credential table "
+            "(`~/.aws`, `~/.config/gh`, `~/.claude/.credentials.json`, shell histories, ...) "
+            "would hand the sandbox a long-lived host credential. ringfence still masks the "
+            "table's locations inside an allowed path; lint says so, because the author "
+            "evidently expected the file to be readable."),
+        bad='extends = "build"\n[filesystem]\nread_allow = ["~/.config"]\n',
+        good='extends = "build"\n[filesystem]\nread_allow = ["~/.config/nvim"]\n',
+    ),
+    Rule(
+        code="RF542", name="credential-domain-unreachable",
+        summary="a brokered credential for a domain the network policy never reaches",
+        explanation=(
+            "A `[[credentials]]` entry is handed to git only for a request to one of its "
+            "`domains`, and the proxy allows only the profile's `network.allow`: a domain "
+            "missing there (or `network.mode = \"none\"`) means the credential can never be "
+            "used, which is almost always a mistake in the profile."),
+        bad=('extends = "strict"\n[[credentials]]\nname = "gh"\nfrom = "env:GH_TOKEN"\n'
+             'domains = ["github.com"]\n'),
+        good=('extends = "build"\n[network]\nallow = ["github.com"]\n[[credentials]]\n'
+              'name = "gh"\nfrom = "env:GH_TOKEN"\ndomains = ["github.com"]\n'),
+    ),
 )

@@ -156,7 +156,9 @@ def show_view(rec):
             parts.append(Text("every path: ringfence ledger show ID --json, or "
                               "ringfence ledger export --jsonl", style="dim"))
 
-    network = rec.result("network")
+    from .ledger_creds import credential_table, split
+    network, creds = split(rec.result("network") or [])
+    parts += [credential_table(creds, _t)] if creds else []
     if network:
         t = Table(title="network decisions", title_justify="left")
         for col in ("host", "port", "decision", "rule"):

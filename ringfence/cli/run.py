@@ -155,7 +155,26 @@ def checks() -> list[Check]:
         out.append(Check("workspace staging (overlay)", False, True,
                          "not tested: the state dir is unusable (see the state dir line)",
                          "fix the state dir first, then run ringfence doctor again"))
+    out.append(_credentials_check())
     return out + own
+
+
+def _credentials_check() -> Check:
+    """The credential locations of ringfence's table found on this host, and how the
+    default profile's sandbox hides each (compiler/credreport.py)."""
+    from ringfence.compiler.credreport import report
+    from ringfence.rfcore.errors import RingfenceError
+
+    try:
+        found = report("build")
+    except (RingfenceError, OSError) as exc:
+        return Check("credentials hidden", False, False, f"could not compile build: {exc}")
+    visible = [r for r in found if r["hidden"] == "VISIBLE"]
+    detail = ("; ".join(f"{r['path']} ({r['what']}): {r['hidden']}" for r in found)
+              or "no credential location of ringfence's table exists on this host")
+    return Check("credentials hidden", not visible, False,
+                 f"{len(found)} found under profile build: {detail}" if found else detail,
+                 "" if not visible else "report it: a table location is visible in the sandbox")
 
 
 def register(app: typer.Typer) -> None:

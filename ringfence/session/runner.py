@@ -212,8 +212,9 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
         from ringfence.compiler.execute import warn
         from ringfence.staging.settle import settle
 
+        rel_hits = tuple(h for h in res.secret_hits if not h.startswith("/"))
         try:
-            settled = settle(res.stage, p.profile, p.env)
+            settled = settle(res.stage, p.profile, p.env, rel_hits)
         except OSError as exc:
             # The sandbox is gone; its writes are still in the upper dir. Keep them
             # (the next run and `doctor` report the stage, RF642), never half-apply
@@ -229,6 +230,15 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
         changes, held, kept, late = settled.changes, settled.held, settled.stage, settled.notes
         for note in late:
             warn(note)
+    if res.secret_hits:
+        from ringfence.compiler.execute import warn
+        from ringfence.compiler.spec import Note
+
+        note = Note("RF653", "the run wrote a brokered credential into "
+                    + ", ".join(res.secret_hits[:5]) + ": held in the stage (workspace) "
+                    "or removed (other writable roots)")
+        warn(note)
+        late = tuple(late) + (note,)
     outcome = "timeout" if res.timed_out else "signal" if res.signal is not None else None
     if res.limit:
         late = late + (_limit_note(res.limit, p.profile.limits),)

@@ -68,7 +68,8 @@ def _git_dir(ws: str) -> str | None:
     return None
 
 
-def registry_for(workspace: str, profile=None, env: Mapping[str, str] | None = None):
+def registry_for(workspace: str, profile=None, env: Mapping[str, str] | None = None,
+                 secret_hits=()):
     """The registry (``obeyed.Registry``), with the pre-run config's hooksPath/include
     targets and the profile's write_protect entries and ringfence's private dirs in
     the workspace."""
@@ -124,6 +125,10 @@ def registry_for(workspace: str, profile=None, env: Mapping[str, str] | None = N
         rel = _inside(os.path.realpath(d), workspace)
         if rel:
             extra[rel] = ("held", "ringfence's own state: a sandbox must never write it")
+    for rel in secret_hits:
+        # A file the run wrote with a brokered credential in it (compiler/broker.py):
+        # never applied without a person, who sees where the token went (RF653).
+        extra[rel] = ("held", "it holds a brokered credential's value (RF653)")
     return Registry(workspace, extra, tuple(globs))
 
 
@@ -134,7 +139,8 @@ def _record(stage: stg.Stage, created=(), modified=(), deleted=(), held=(), fail
             "not_applied": [{"path": x, "why": y} for x, y in failed]}
 
 
-def settle(stage: stg.Stage, profile=None, env: Mapping[str, str] | None = None) -> Settled:
+def settle(stage: stg.Stage, profile=None, env: Mapping[str, str] | None = None,
+           secret_hits=()) -> Settled:
     if stage.untouched():
         # Nothing was written: nothing to plan, apply or hold.
         changes = _record(stage)
@@ -144,7 +150,7 @@ def settle(stage: stg.Stage, profile=None, env: Mapping[str, str] | None = None)
 
     ws = stage.workspace
     stage.clear_work()
-    reg = registry_for(ws, profile, env)
+    reg = registry_for(ws, profile, env, secret_hits)
     try:
         p = plan(stage.upper, ws, reg)
     except OSError as exc:

@@ -6,6 +6,7 @@ import re
 
 from ringfence.compiler.compile import wanted_paths
 from ringfence.compiler.host import HostFacts, PathFact
+from ringfence.rfcore.credentials import locations
 
 HOME = "/home/agent"
 WS = "/home/agent/src/app"
@@ -20,6 +21,10 @@ DISK = {
     f"{WS}/.env": ("file", f"{WS}/.env"),
     f"{WS}/config/.env.local": ("file", f"{WS}/config/.env.local"),
     f"{WS}/certs/server.pem": ("file", f"{WS}/certs/server.pem"),
+    HOME: ("dir", HOME),
+    f"{HOME}/.gitconfig": ("file", f"{HOME}/.gitconfig"),
+    f"{HOME}/.local/bin": ("dir", f"{HOME}/.local/bin"),
+    f"{HOME}/.local/lib/python3.11": ("dir", f"{HOME}/.local/lib/python3.11"),
     f"{HOME}/.ssh": ("dir", f"{HOME}/.ssh"),
     f"{HOME}/.aws": ("dir", "/data/agent-aws"),          # a symlinked credential store
     f"{HOME}/.netrc": ("file", f"{HOME}/.netrc"),
@@ -54,7 +59,8 @@ def fake_host(profile, workspace: str | None = WS, disk: dict | None = None,
     disk = DISK if disk is None else disk
     links = LINKS if links is None else links
     base = HostFacts(uid=1000, gid=1000, home=HOME, arch="x86_64", python="/usr/bin/python3",
-                     bwrap="/usr/bin/bwrap", env_names=tuple(sorted(env_names)), seccomp=True)
+                     bwrap="/usr/bin/bwrap", env_names=tuple(sorted(env_names)), seccomp=True,
+                     credential_paths=tuple(p for p, _ in locations(HOME, {})))
     plain, patterns = wanted_paths(profile, workspace, base)
     globs = {p: tuple(sorted(x for x in disk if _glob_re(p).match(x))) for p in patterns}
     facts = {}

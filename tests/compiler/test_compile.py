@@ -58,11 +58,13 @@ def _ops(name: str):
 def test_strict_masks_credentials_and_workspace_secrets_after_the_binds():
     ops = list(_ops("strict"))
     bind_at = ops.index(Bind(WS, WS))
-    assert Tmpfs(f"{HOME}/.ssh") in ops and ops.index(Tmpfs(f"{HOME}/.ssh")) > bind_at
-    # a symlinked credential store is masked at its real location
-    assert Tmpfs("/data/agent-aws") in ops and Tmpfs(f"{HOME}/.aws") not in ops
-    for secret in (f"{WS}/.env", f"{WS}/config/.env.local", f"{WS}/certs/server.pem",
-                   f"{HOME}/.netrc"):
+    # the home is an empty tmpfs before every bind; ~/.ssh and ~/.netrc are gone
+    # with it (no mask needed), the workspace under the home is bound after it
+    assert ops.index(Tmpfs(HOME)) < bind_at
+    assert Tmpfs(f"{HOME}/.ssh") not in ops and DevNullOver(f"{HOME}/.netrc") not in ops
+    # a symlinked credential store is masked at its real location, outside the home
+    assert Tmpfs("/data/agent-aws") in ops and ops.index(Tmpfs("/data/agent-aws")) > bind_at
+    for secret in (f"{WS}/.env", f"{WS}/config/.env.local", f"{WS}/certs/server.pem"):
         assert ops.index(DevNullOver(secret)) > bind_at
     assert Proxy not in {type(o) for o in ops}
     assert Seccomp(deny_unix_sockets=True) in ops

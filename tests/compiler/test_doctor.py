@@ -77,3 +77,21 @@ def test_run_hot_path_never_imports_typer_rich_or_lark(box):
     r = subprocess.run([sys.executable, "-c", code], env=box.env(), capture_output=True,
                        text=True, timeout=60)
     assert r.stdout.strip() == "0 []", r.stderr
+
+
+def test_doctor_lists_the_credentials_it_found_and_how_each_is_hidden(box):
+    """Issue 21: the one credential table, as found under this HOME (box: ~/.ssh,
+    ~/.aws/credentials, ~/.netrc planted), plus an XDG-moved gh config and a served
+    ~/.npmrc."""
+    xdg = box.root / "xdg"
+    (xdg / "gh").mkdir(parents=True)
+    (xdg / "gh" / "hosts.yml").write_text("oauth_token: x\n")
+    (box.home / ".npmrc").write_text("registry=https://registry.npmjs.org/\n")
+    code, checks = doctor(box.env(XDG_CONFIG_HOME=str(xdg)))
+    cred = checks["credentials hidden"]
+    assert cred["ok"], cred
+    detail = cred["detail"]
+    assert f"{box.home}/.ssh (SSH keys): hidden with the home" in detail
+    assert f"{box.home}/.netrc (machine passwords (curl, git, ftp)): hidden with the home" in detail
+    assert f"{xdg}/gh (GitHub CLI token): masked" in detail
+    assert f"{box.home}/.npmrc (npm registry tokens): served without its secrets" in detail

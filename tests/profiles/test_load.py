@@ -47,7 +47,11 @@ def test_list_builtins_names_and_descriptions():
 def test_sandboxed_builtins_deny_credentials_and_protect_files(name):
     p = load_profile(name)
     assert p.sandbox is True and p.source == f"builtin:{name}" and p.name == name
-    assert set(CREDENTIAL_STORES) <= set(p.filesystem.read_deny)
+    # The home is masked, and the one credential table (rfcore/credentials.py) is
+    # hidden wherever it is still visible: the stores are no longer a profile list.
+    from ringfence.rfcore.credentials import export_paths
+    assert p.filesystem.mask_home is True
+    assert set(CREDENTIAL_STORES) - {"~/.config/ringfence"} <= set(export_paths())
     # The host-obeyed registry is built in (no profile can drop it); exporters,
     # which cannot stage and judge writes, deny writing its fixed paths.
     from ringfence.staging.registry import EXPORT_DENY_WRITE

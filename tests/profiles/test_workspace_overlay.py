@@ -350,7 +350,9 @@ def test_documented_examples_are_a_valid_overlay(tmp_path, home, doc, user_text)
     project_text, doc_user = doc_examples(doc)
     if user_text is not None:
         user = user_config(home, doc_user if user_text == "doc" else user_text)
-        assert lint(str(user)) == []
+        from ringfence.profiles.lint import WARNINGS
+        # the documented user config opts NPM_TOKEN in on purpose: a warning, no error
+        assert [d for d in lint(str(user)) if d.code not in WARNINGS] == []
     ws = tmp_path / "ws"
     project = write(ws / ".ringfence.toml", project_text)
     assert lint(str(project)) == [], [d.format() for d in lint(str(project))]

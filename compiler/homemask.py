@@ -1,0 +1,176 @@
+"""The masked home: what of ``$HOME`` a sandbox may read, and why. Pure (no I/O).
+
+With ``filesystem.mask_home`` (every built-in profile) the home directory is an
+empty tmpfs inside the sandbox. A list of credential files always trails the next
+tool; an allowlist of what toolchains need does not. Each row below says why the
+path holds no secret. Rows of kind ``bind`` are bound back read-only as they are;
+the other kinds name a file that tools need but that can also hold a secret: it is
+served as a sanitized copy (``compiler/sanitize.py``), never raw.
+
+Credential locations of the one table (``rfcore/credentials.py``) stay masked
+wherever they are still visible: inside an allowed path, inside a writable root
+(a workspace at ``~``), or outside the home through an XDG or tool override.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from .spec import Note, RoBind, Sanitized, Tmpfs
+
+# (path: ~ = home, @config = $XDG_CONFIG_HOME, @data = $XDG_DATA_HOME; kind; why)
+HOME_ALLOW: tuple[tuple[str, str, str], ...] = (
+    ("~/.local/bin", "bind", "programs installed per user (pip --user, pipx, uv tool): executables"),
+    ("~/.local/lib/python*", "bind", "per-user site-packages: installed code"),
+    ("@data/uv/python", "bind", "uv-managed interpreters"),
+    ("@data/uv/tools", "bind", "uv tool environments: installed code"),
+    ("@data/pipx", "bind", "pipx environments: installed code"),
+    ("@data/mise/installs", "bind", "mise-managed toolchains"),
+    ("@data/mise/shims", "bind", "mise shims (small scripts)"),
+    ("@data/fnm", "bind", "fnm-managed Node versions"),
+    ("~/.cargo/bin", "bind", "cargo-installed programs and rustup proxies"),
+    ("~/.cargo/registry", "bind", "crate sources cargo downloaded (credentials.toml is elsewhere)"),
+    ("~/.cargo/git", "bind", "git dependencies cargo checked out"),
+    ("~/.rustup", "bind", "Rust toolchains"),
+    ("~/.nvm", "bind", "nvm's Node versions and scripts"),
+    ("~/.volta", "bind", "Volta's Node toolchains"),
+    ("~/.bun/bin", "bind", "the bun binary"),
+    ("~/.deno/bin", "bind", "the deno binary"),
+    ("~/.pyenv", "bind", "pyenv's interpreters and shims"),
+    ("~/.rbenv", "bind", "rbenv's Rubies and shims"),
+    ("~/.asdf/installs", "bind", "asdf-managed toolchains"),
+    ("~/.asdf/shims", "bind", "asdf shims"),
+    ("~/.asdf/bin", "bind", "asdf itself"),
+    ("~/.sdkman/candidates", "bind", "SDKMAN JDKs and build tools"),
+    ("~/miniconda3", "bind", "a conda install: interpreters and packages"),
+    ("~/miniforge3", "bind", "a conda install: interpreters and packages"),
+    ("~/anaconda3", "bind", "a conda install: interpreters and packages"),
+    ("~/.virtualenvs", "bind", "virtualenvwrapper's environments: installed code"),
+    ("@data/virtualenvs", "bind", "pipenv's environments: installed code"),
+    ("~/.cache/pypoetry/virtualenvs", "bind", "poetry's environments: installed code"),
+    ("@data/pnpm", "bind", "pnpm's binaries and content-addressed store"),
+    ("~/go/bin", "bind", "go install'ed programs"),
+    ("~/go/pkg/mod", "bind", "the Go module cache: module sources, read-only"),
+    ("~/.m2/repository", "bind", "Maven's artifact cache (settings.xml stays hidden)"),
+    ("~/.gradle/wrapper", "bind", "Gradle distributions (gradle.properties stays hidden)"),
+    ("@config/git/ignore", "bind", "git's global ignore patterns"),
+    ("@config/git/attributes", "bind", "git's global attributes"),
+    # Tools need these, but they can hold secrets: served with the secrets removed.
+    ("~/.gitconfig", "gitconfig", "identity for git commit, aliases, defaults; credential "
+                                  "helpers and token-bearing URL rewrites removed"),
+    ("@config/git/config", "gitconfig", "the same, at git's XDG location"),
+    ("~/.npmrc", "npmrc", "registry and scopes for npm install; auth tokens removed"),
+    ("@config/pip/pip.conf", "ini-urls", "pip's index; user and token removed from its URLs"),
+    ("~/.pip/pip.conf", "ini-urls", "pip's index (old location); the same"),
+    ("~/.config/uv/uv.toml", "ini-urls", "uv's index settings; user and token removed"),
+)
+
+_XDG = {"@config": ("XDG_CONFIG_HOME", ".config"), "@data": ("XDG_DATA_HOME", ".local/share")}
+
+
+def expand(template: str, home: str, xdg) -> str:
+    head, _, rest = template.partition("/")
+    if head == "~":
+        return posixpath.normpath(posixpath.join(home, rest))
+    var, default = _XDG[head]
+    value = dict(xdg).get(var, "")
+    base = value if value.startswith("/") else posixpath.join(home, default)
+    return posixpath.normpath(posixpath.join(base, rest))
+
+
+def rows(home: str, xdg, extra: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """(absolute path or glob, kind) of the allowlist plus a profile's read_allow."""
+    out = [(expand(t, home, xdg), kind) for t, kind, _ in HOME_ALLOW]
+    out += [(p, "bind") for p in extra]
+    return out
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+# Never masked as a "home": the sandbox would lose the system itself.
+_SYSTEM = ("/", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/var", "/opt", "/proc",
+           "/dev", "/sys")
+
+
+def home_ops(host, extra: tuple[str, ...], ws_real: str | None, roots: list[str],
+             notes: list[Note], *, mask: bool) -> tuple[list, list[str], list[str]]:
+    """Ops for the homes (before the writable binds), the masked homes (as written
+    and resolved) and the allowed paths bound back in.
+
+    Both ``$HOME`` and the account's home from the password database are masked
+    when they differ: a run started with another ``HOME`` must not leave the real
+    one readable. ``mask``: the profile masks the home. Sanitized copies are served
+    either way (a raw ~/.gitconfig shows its credential helpers in any profile)."""
+    ops: list = []
+    masked: list[str] = []
+    visible: list[str] = []
+    for i, home in enumerate((host.home,) + tuple(getattr(host, "other_homes", ()))):
+        fact = host.path(home)
+        covering = [r for r in roots + ([ws_real] if ws_real else [])
+                    if _inside(home, r) or _inside(fact.real, r)]
+        this = mask
+        if this and covering:
+            notes.append(Note("RF650", f"the home {home} lies inside the writable root "
+                              f"{covering[0]}, so it is not masked; the credential "
+                              "locations of ringfence's table are still hidden"))
+            this = False
+        if this and (fact.kind != "dir" or fact.real in _SYSTEM or home in _SYSTEM):
+            this = False
+        if this:
+            ops.append(Tmpfs(fact.real))
+            masked += list(dict.fromkeys((home, fact.real)))
+        xdg = getattr(host, "xdg", ()) if i == 0 else ()
+        ops += _allowed(host, home, xdg, extra if i == 0 else (), this, notes, visible)
+    return ops, masked, visible
+
+
+def _allowed(host, home: str, xdg, extra, mask: bool, notes: list[Note],
+             visible: list[str]) -> list:
+    ops: list = []
+    for path, kind in rows(home, xdg, extra):
+        found = host.globs.get(path, ()) if any(c in path for c in "*?[") else (path,)
+        for p in found:
+            f = host.path(p)
+            if f.kind == "missing":
+                continue
+            if kind == "bind":
+                if not mask:
+                    continue
+                # Never through a link out of the allowed place: a ~/.local/bin that
+                # links to ~/.ssh must not bind the keys back in.
+                home_real = host.path(home).real
+                if f.real != p and (_inside(f.real, home) or _inside(f.real, home_real)) \
+                        and not any(_inside(f.real, r) for r in _allowed_reals(host, home)):
+                    notes.append(Note("RF651", f"{p} links to {f.real}; not made readable"))
+                    continue
+                ops.append(RoBind(f.real, p))
+                visible.append(p)
+            elif f.kind == "file" and not _is_table(host, f.real, p):
+                ops.append(Sanitized(f.real, p, kind))
+    return ops
+
+
+def _is_table(host, real: str, path: str) -> bool:
+    """A served config that resolves into ANOTHER credential location (a
+    ~/.gitconfig that links into ~/.ssh) is not served."""
+    return any(_inside(real, c) for c in getattr(host, "credential_paths", ())
+               if c != path)
+
+
+def _allowed_reals(host, home: str) -> list[str]:
+    """The allowlist's own rows as real paths (a link between two allowed places,
+    ~/.local/bin -> ~/.pyenv/shims, stays fine)."""
+    out = []
+    for path, kind in rows(home, getattr(host, "xdg", ())):
+        if kind == "bind" and path in host.paths and host.paths[path].real == path:
+            out.append(path)
+    return out
+
+
+def wanted(host, extra: tuple[str, ...]) -> list[str]:
+    out = [host.home] + [p for p, _ in rows(host.home, getattr(host, "xdg", ()), extra)]
+    for home in getattr(host, "other_homes", ()):
+        out += [home] + [p for p, _ in rows(home, ())]
+    return out
