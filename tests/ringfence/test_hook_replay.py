@@ -33,10 +33,11 @@ def test_one_yes_then_variants_allow_and_one_time_never(tmp_path):
     result = hook_replay.replay([SESSION])
     [row] = result["sessions"]
     assert row["one_time_allowed"] == []
-    # asks: longbridge, ./longbridge, pytest, 2x echo $(..), 2x heredoc, git push (granted once)
-    assert row["ringfence_with_grants"] == 8
+    # asks: longbridge, ./longbridge, pytest, 2x echo $(..), 2x heredoc, and both pushes:
+    # a yes to `git push origin main` never covers another push (issue 20)
+    assert row["ringfence_with_grants"] == 9
     assert row["ringfence_without_grants"] == len(SESSION)
-    assert row["variants_allowed_by_grant"] == 4     # 2 longbridge, 1 pytest, 1 git push
+    assert row["variants_allowed_by_grant"] == 3     # 2 longbridge, 1 pytest
     assert row["claude_one_time_unasked"] == 2       # the repeated $(..) and heredoc
 
 
