@@ -154,6 +154,14 @@ IRREVERSIBLE: tuple[tuple[str, ...], ...] = (
 )
 
 
+# Programs that read files: on the host an allow rule covers them only while every
+# path stays inside the project (ringfence/session/host_reads.py); exporters do not
+# turn their allow rules into text rules that cannot say so.
+READERS = frozenset({"ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg",
+                     "file", "stat", "du", "tree", "diff", "sed", "awk", "less", "more",
+                     "nl", "sort", "uniq", "cut", "jq", "find", "git"})
+
+
 def irreversible(views: Sequence[Sequence[str]]) -> bool:
     """Does any argv view start with an irreversible action?"""
     for v in views:
@@ -165,5 +173,5 @@ def irreversible(views: Sequence[Sequence[str]]) -> bool:
     return False
 
 
-__all__ = ["ALIASES", "Alias", "IRREVERSIBLE", "canonical_action", "canonical_views",
+__all__ = ["ALIASES", "Alias", "IRREVERSIBLE", "READERS", "canonical_action", "canonical_views",
            "irreversible"]

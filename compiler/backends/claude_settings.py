@@ -139,8 +139,19 @@ def render(profile: Profile, *, workspace: str) -> Export:
                        "namespaces, ptrace, bpf, keyctl) follow Claude Code's sandbox, not "
                        "this profile")
     perms: dict[str, list[str]] = {"allow": [], "ask": [], "deny": []}
+    from ringfence.rfcore.actions import READERS
+
+    readers = []
     for rule in profile.rules:
+        if rule.action == "allow" and rule.pattern.split(" ", 1)[0] in READERS:
+            readers.append(rule.pattern)      # ringfence allows them inside the project only
+            continue
         perms[rule.action] += bash_rules(rule.pattern, rule.action, unsupported)
+    if readers:
+        unsupported.append("allow rules for read-only programs (" + ", ".join(readers) + "): "
+                           "ringfence allows them on the host only while every path stays "
+                           "inside the project; a Bash(...) rule cannot say that, so they are "
+                           "not exported")
     for path in read_denied(profile, workspace):
         p = _cc_path(path)
         perms["deny"] += [f"Read({p})", f"Read({p}/**)"]

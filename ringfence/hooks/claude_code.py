@@ -201,7 +201,7 @@ def _pre(payload, profile, wrap, env, led) -> dict:
     # that directory is not the cwd Claude reports, so none applies or is stored.
     cwd = _cwd(payload) if not prefix or not wrapped else None
     decision = decide(verdict, prof, grants=grants, context="sandbox" if wrapped else "host",
-                      cwd=cwd)
+                      cwd=cwd, workspace=workspace, home=env.get("HOME"))
     reason = _reason(verdict, decision, prof.name, note)
     if outside:
         reason += (f" [`{outside}`: runs outside Claude Code's sandbox, so it is judged as a "

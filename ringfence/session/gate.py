@@ -203,6 +203,12 @@ def _exactly_granted(verdict: Verdict, cap: Capability, grants, cwd) -> bool:
     return token is not None and token in grants
 
 
+def _reads_outside(cap: Capability, verdict: Verdict, cwd, workspace, home) -> str | None:
+    from .session.host_reads import reads_outside
+
+    return reads_outside(cap, verdict, cwd=cwd, workspace=workspace, home=home)
+
+
 def grant_items(verdict: Verdict, profile: Profile | None, cwd: str | None, *,
                 keys=None) -> tuple[str, ...]:
     """What a yes to ``verdict`` may store as grants (issue 20): each capability key
@@ -230,12 +236,15 @@ def grant_items(verdict: Verdict, profile: Profile | None, cwd: str | None, *,
 
 def decide(verdict: Verdict, profile: Profile, *, grants: frozenset[str] = frozenset(),
            context: Context = "host", cwd: str | None = None,
+           workspace: str | None = None, home: str | None = None,
            _depth: int = 0) -> Decision:
     """Decide what happens to ``verdict`` under ``profile`` (see module docstring).
 
     ``grants`` holds capability keys and exact grants (``session.ask_grants``); an
     ask rule or an irreversible action is covered only by an exact grant of the
-    same argv run from ``cwd``, never by a grant of its key."""
+    same argv run from ``cwd``, never by a grant of its key. On the host an allow rule
+    covers a file reader only inside ``cwd``, and ``cwd`` inside ``workspace``
+    (``session.host_reads``)."""
     if context not in ("host", "sandbox"):
         raise ValueError(f"unknown gate context {context!r}")
     never = [f for f in verdict.findings if f.code in PERSON_ONLY]
@@ -294,10 +303,15 @@ def decide(verdict: Verdict, profile: Profile, *, grants: frozenset[str] = froze
             pending = True
         elif not exact and key in grants:
             reasons.append(f"`{key}` is granted")
-        elif (allow := _first_match(cap, rules, "allow")) is not None:
+        elif (allow := _first_match(cap, rules, "allow")) is not None \
+                and (outside := _reads_outside(cap, verdict, cwd, workspace, home)) is None:
             # Every invocation of the key must be allowed, not just the first.
             matched.append(allow)
             reasons.append(f"`{key}` is allowed by {allow.describe()}")
+        elif allow is not None:
+            reasons.append(f"`{key}` {outside}: {allow.describe()} covers reads inside "
+                           "the directory it runs in only")
+            pending = True
         else:
             reasons.append(f"needs approval for capability `{key}`" + (
                 " (an irreversible action: a grant of the key never covers it)"

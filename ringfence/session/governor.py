@@ -74,8 +74,10 @@ class Flow:
     outcome: Outcome | None = None
 
     def decide(self, context: str):
-        self.decision = self.deps.decide(self.verdict, self.req.profile, grants=self.grants,
-                                         context=context, cwd=self.req.cwd or os.getcwd())
+        req = self.req
+        self.decision = self.deps.decide(self.verdict, req.profile, grants=self.grants,
+                                         context=context, cwd=req.cwd or os.getcwd(),
+                                         workspace=req.workspace, home=os.environ.get("HOME"))
         return self.decision.decision
 
     def refuse(self, reasons: tuple[str, ...] | None = None) -> State:
@@ -174,8 +176,7 @@ def sandbox_run(f: Flow) -> State:
     from ringfence.session.in_sandbox import execute, looks_like_boundary
 
     run_id = f.start_run("running", f.decision.to_json())
-    # The runner re-checks the gate: the keys, and the exact grants of ask rules.
-    keys = (*f.verdict.keys, *(g for g in f.grants if is_exact(g)))
+    keys = (*f.verdict.keys, *filter(is_exact, f.grants))   # the runner re-checks the gate
     outcome, result = execute(f.req, f.ledger, f.deps, f.streams, run_id, keys,
                               approved=f.approved)
     if (f.req.profile.host == "escalate" and outcome.state == "failed"

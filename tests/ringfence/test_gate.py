@@ -46,7 +46,9 @@ TF = verdict("capability", cap("terraform", "destroy", "-auto-approve", key="ter
 CASES = [
     ("helper/host", HELPER, (), "host", ("allow", "allow", "allow", "allow", "allow")),
     ("helper/sandbox", HELPER, (), "sandbox", ("allow",) * 5),
-    ("capability/host", LS, (), "host", ("ask", "ask", "deny", "ask", "allow")),
+    # The built-ins allow read-only programs on the host (observe.toml, issue 20):
+    # `ls -la` in the cwd runs; longbridge still asks.
+    ("capability/host", LS, (), "host", ("allow", "allow", "deny", "allow", "allow")),
     ("capability/sandbox", LS, (), "sandbox", ("allow",) * 5),
     ("granted/host", LS, ("ls",), "host", ("allow", "allow", "deny", "allow", "allow")),
     ("half-granted/host", TWO, ("ls",), "host", ("ask", "ask", "deny", "ask", "allow")),
@@ -94,7 +96,7 @@ def test_gate_table(label, v, grants, context, expected):
 def test_reasons_cite_rule_source_and_codes():
     d = decide(PUSH, PROFILES["build"], context="sandbox")
     assert d.reasons == ("`git push` needs approval: ask rule 'git push **' at "
-                         "builtin/observe.toml:17",)
+                         "builtin/observe.toml:30",)
     assert d.to_json() == {"decision": "ask", "reasons": list(d.reasons)}
     assert [(m.action, m.pattern, m.key) for m in d.matched] == [("ask", "git push **",
                                                                   "git push")]
@@ -195,7 +197,11 @@ def test_end_to_end_through_the_classifier():
     assert v.keys == ("git push",)
     assert decide(v, build, context="sandbox").decision == "ask"
     assert decide(v, strict, context="sandbox").decision == "deny"
-    v = classify("cd src && ls -la")
+    v = classify("cd src && ls -la")          # read-only, in the project: allowed on the host
+    assert decide(v, build).decision == "allow"
+    v = classify("cd .. && ls -la")           # ... but not after leaving it (issue 20)
+    assert decide(v, build).decision == "ask"
+    v = classify("cd src && longbridge news X")
     assert decide(v, build).decision == "ask"
     assert decide(v, build, grants=frozenset(v.keys)).decision == "allow"
     v = classify("echo $(whoami)")

@@ -65,7 +65,7 @@ class Decision:
         return {"decision": self.decision, "reasons": list(self.reasons)}
 
 
-def fake_decide(v, profile, *, grants=frozenset(), context="host", cwd=None):
+def fake_decide(v, profile, *, grants=frozenset(), context="host", cwd=None, **_):
     """The gate's contract: deny > ask > allow; grants cover capability keys."""
     rules = {r.pattern: r.action for r in profile.rules}
     if any(rules.get(k) == "deny" for k in v.keys):

@@ -111,8 +111,8 @@ def test_a_post_for_another_command_grants_nothing(env):
     send(env, event("PostToolUse", "longbridge quote X", tid="toolu_1"))
     # A Post with an id that never asked, or from another session, settles nothing.
     send(env, event("PostToolUse", "rm x", tid="toolu_never"))
-    assert decision(env, "git status", tid="toolu_2") == "ask"
-    send(env, event("PostToolUse", "git status", tid="toolu_2", sid="sess-OTHER"))
+    assert decision(env, "make test", tid="toolu_2") == "ask"
+    send(env, event("PostToolUse", "make test", tid="toolu_2", sid="sess-OTHER"))
     assert rows(env, "SELECT * FROM grants") == []
     assert [r["decision"] for r in rows(
         env, "SELECT decision FROM hook_events WHERE event='PostToolUse' ORDER BY seq")] == [
