@@ -54,9 +54,14 @@ def init_claude_code(*, scope: str, profile: Optional[str], wrap: bool, dry_run:
                     "around 'ringfence run' would nest one sandbox in the other (RF640)")
             after = portable.drop_nesting(after)
         _write_one(path, before, after, dry_run, out)
-    if not user and shutil.which("ringfence") is None:
+    found = shutil.which("ringfence")
+    if not user and found is None:
         out("  warning: 'ringfence' is not on PATH, so Claude Code could not run the hook; "
             "put it on PATH (pipx install, or a link in ~/.local/bin), or use --user")
+    elif not user and os.path.realpath(found).startswith(os.path.realpath(ws) + os.sep):
+        # A `ringfence` the project (or the agent) can write would judge every call.
+        out(f"  warning: 'ringfence' on PATH is {found}, inside the project: whatever "
+            "writes the project could replace the judge; install it outside, or use --user")
     if wrap:
         ok, detail = portable.nesting(ws, home)
         if not ok:

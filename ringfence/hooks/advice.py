@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import os
 
+from ringfence.rfcore.lazyre import lazy
+
+_NAME = lazy(r"[A-Za-z0-9][A-Za-z0-9.+-]{0,252}")
 # git subcommands that talk to a remote named by their first operand.
 _REMOTE_SUBS = frozenset({"push", "fetch", "pull", "clone", "ls-remote"})
 
@@ -91,7 +94,10 @@ def blocked_hosts(verdict, profile, workspace: str) -> str | None:
         if url is None:
             continue
         host, scheme = _url_host(url)
-        if host is None or scheme == "file":
+        # The URL comes from a file in the workspace: only a plain host name and
+        # scheme may reach the person's prompt, never free text.
+        if host is None or scheme == "file" or not _NAME.fullmatch(host) \
+                or not _NAME.fullmatch(scheme):
             continue
         if scheme not in ("http", "https"):
             notes.append(f"`{cap.key}` uses {scheme} to {host}: the '{profile.name}' sandbox "
