@@ -25,7 +25,7 @@ _REMOTE_SUBS = frozenset({"push", "fetch", "pull", "clone", "ls-remote"})
 
 def unusable_workspace(profile, workspace: str, env) -> str | None:
     """Why ``ringfence run`` would refuse this workspace, with the fix; or None."""
-    from ringfence.compiler.workspace import refuse_unusable_workspace
+    from ringfence.compiler.writable import refuse_unusable_workspace
     from ringfence.rfcore.errors import RingfenceError
 
     home = env.get("HOME") or os.path.expanduser("~")

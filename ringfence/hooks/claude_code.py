@@ -36,8 +36,8 @@ import os
 import sys
 from collections.abc import Mapping
 
-PRE, POST, FAIL, PERM, DENIED = ("PreToolUse", "PostToolUse", "PostToolUseFailure",
-                                 "PermissionRequest", "PermissionDenied")
+from .claude_common import (DENIED, FAIL, PERM, POST, PRE, _command, _load, _reason,  # noqa: F401
+                            _str)
 EVENTS = (PRE, POST, FAIL, PERM)
 MAX_HOOK_INPUT = 16 * 1024 * 1024   # claude_input.MAX_PAYLOAD (issue 23's name)
 EVENT = PRE
@@ -76,23 +76,6 @@ def session_for(payload: Mapping[str, object], env: Mapping[str, str]) -> str | 
     if isinstance(sid, str) and sid.strip():
         return f"claude-{sid}"
     return None
-
-
-def _str(payload: Mapping[str, object], key: str) -> str | None:
-    v = payload.get(key)
-    return v if isinstance(v, str) and v else None
-
-
-def _reason(verdict, decision, profile_name: str, note: str | None) -> str:
-    parts = list(dict.fromkeys(decision.reasons))
-    # Every finding's code and message appears once, whether or not the gate said it.
-    for f in verdict.findings:
-        text = f"{f.code} {f.message}"
-        if not any(text in p for p in parts):
-            parts.append(text)
-    if note:
-        parts.append(note)
-    return f"ringfence ({profile_name}, {verdict.verdict}): " + "; ".join(parts)
 
 
 class _Ledger:
@@ -138,24 +121,6 @@ def respond(payload: object, *, profile: str | None = None, wrap: bool = False,
         return None
     finally:
         led.close()
-
-
-def _load(payload, profile, env):
-    """(profile, workspace, why) or raises RingfenceError."""
-    from ringfence.profiles.load import resolve_active
-    from ringfence.rfcore.workspace import find_workspace
-
-    cwd = _str(payload, "cwd")
-    cwd = cwd if cwd and os.path.isdir(cwd) else os.getcwd()
-    workspace, ws_why = find_workspace(cwd, env)
-    prof, _why = resolve_active(profile, env=env, workspace=workspace)
-    return prof, workspace, ws_why
-
-
-def _command(payload) -> str | None:
-    tool_input = payload.get("tool_input")
-    command = tool_input.get("command") if isinstance(tool_input, dict) else None
-    return command if isinstance(command, str) and command.strip() else None
 
 
 def _pre(payload, profile, wrap, env, led) -> dict:

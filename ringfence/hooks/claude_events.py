@@ -17,7 +17,7 @@ Runs on every agent call: stdlib + tree-sitter + our packages only.
 
 from __future__ import annotations
 
-from .claude_code import DENIED, PERM, _command, _load, _reason, _str
+from .claude_common import DENIED, PERM, _command, _load, _reason, _str
 
 
 def after(payload, event, led) -> None:
@@ -25,9 +25,9 @@ def after(payload, event, led) -> None:
     ledger = led.get()
     if ledger is None:
         return
-    from ringfence.ledger import transaction
+    from ringfence.ledger.store import transaction
 
-    from .store import record_event, settle_ask
+    from ringfence.ledger.hook_rows import record_event, settle_ask
 
     sid, tid = _str(payload, "session_id"), _str(payload, "tool_use_id")
     command = _command(payload)
@@ -67,7 +67,7 @@ def after(payload, event, led) -> None:
 def _grant(ledger, items, rf_session) -> tuple[list[str], str]:
     """Store a yes's grant items (a ``[sandbox] `` one was earned in a sandbox);
     returns the keys, readable, and where they were earned."""
-    from ringfence.grants import SANDBOX_MARK, add_grants
+    from ringfence.ledger.grants import SANDBOX_MARK, add_grants
 
     from ..session.ask_grants import describe
 
@@ -93,7 +93,7 @@ def permission_request(payload, profile, env, led) -> dict | None:
     except RingfenceError:
         return None
     from ringfence.classifier import classify
-    from ringfence.gate import decide
+    from ringfence.session.gate import decide
 
     from .claude_input import unsandboxed
 
@@ -101,7 +101,7 @@ def permission_request(payload, profile, env, led) -> dict | None:
     ledger = led.get()
     ask = None
     if ledger is not None and sid:
-        from .store import ask_for_request
+        from ringfence.ledger.hook_rows import ask_for_request
 
         ask = ask_for_request(ledger.conn, sid, command)
     # The dialog may show the --wrap rewrite: judge the command that was asked about.
@@ -110,7 +110,7 @@ def permission_request(payload, profile, env, led) -> dict | None:
     outside = unsandboxed(payload.get("tool_input"))
     decision = decide(verdict, prof, context="host" if outside else "sandbox")
     if ledger is not None:
-        from .store import record_event
+        from ringfence.ledger.hook_rows import record_event
 
         note = (f"the dialog of the PreToolUse ask {ask['tool_use_id']}" if ask else
                 "no open ask of this command in this session (PermissionRequest carries "

@@ -47,6 +47,13 @@ _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _PROCESS_SESSION: str | None = None
 SANDBOX_MARK = "[sandbox] "
 PLACES = ("host", "sandbox")
+# An exact grant's key (ringfence/session/ask_grants.py builds it): a JSON object,
+# which no capability key can start like ("{" is fail-closed in a command name).
+EXACT_PREFIX = '{"argv": '
+
+
+def is_exact(key: str) -> bool:
+    return key.startswith(EXACT_PREFIX)
 
 
 @record
@@ -106,8 +113,6 @@ def add_grants(ledger: Ledger, keys: Iterable[str], scope: str, session: str, *,
                in_transaction: bool = False, place: str = "host") -> int:
     """Store grants for `keys` earned at `place`. `once` stores nothing; an exact
     grant is stored for `session` only, whatever the scope. Returns rows written."""
-    from .session.ask_grants import is_exact
-
     validate_scope(scope)
     keys = list(dict.fromkeys(keys))
     if place not in PLACES:

@@ -81,7 +81,7 @@ def _approve_bound(pending, approval_id, scope, grant_session, profile, cwd_fd, 
 def _grant_items(pending, profile, deps) -> tuple[str, ...]:
     """What this yes may grant: the request's keys, but for an ask rule or an
     irreversible action only its exact argv, for the session (``gate.grant_items``)."""
-    from .gate import grant_items
+    from ringfence.session.gate import grant_items
 
     if profile is None:   # a host request: its rules still come from its profile
         try:

@@ -28,19 +28,14 @@ from __future__ import annotations
 import json
 import os
 
+from ringfence.ledger.grants import EXACT_PREFIX, is_exact
 from ringfence.rfcore.lazyre import lazy
-
-EXACT_PREFIX = '{"argv": '
 _DIR_MOVES = frozenset({"cd", "pushd", "popd"})
 _ASSIGNMENT = lazy(r"\s*[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 # The only finding that may sit on an exactly granted capability: its key names
 # the subcommand. Anything else (a wrapper removed, a launcher, an effect) means
 # the argv alone does not say what runs.
 _BENIGN = frozenset({"RF203"})
-
-
-def is_exact(key: str) -> bool:
-    return key.startswith(EXACT_PREFIX)
 
 
 def describe(key: str) -> str:

@@ -197,14 +197,14 @@ def _exact_only(cap: Capability, ask: RuleMatch | None) -> bool:
 def _exactly_granted(verdict: Verdict, cap: Capability, grants, cwd) -> bool:
     if not grants:
         return False
-    from .session.ask_grants import exact_token
+    from ringfence.session.ask_grants import exact_token
 
     token = exact_token(verdict, cap, cwd)
     return token is not None and token in grants
 
 
 def _reads_outside(cap: Capability, verdict: Verdict, cwd, workspace, home) -> str | None:
-    from .session.host_reads import reads_outside
+    from ringfence.session.host_reads import reads_outside
 
     return reads_outside(cap, verdict, cwd=cwd, workspace=workspace, home=home)
 
@@ -220,7 +220,7 @@ def grant_items(verdict: Verdict, profile: Profile | None, cwd: str | None, *,
         if verdict.verdict != "capability":
             return ()
         keys = verdict.keys
-    from .session.ask_grants import exact_token
+    from ringfence.session.ask_grants import exact_token
 
     rules = compiled_rules(profile) if profile is not None else ()
     out: list[str] = []

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from ringfence.classifier import classify
-from ringfence.gate import decide, grant_items
+from ringfence.session.gate import decide, grant_items
 from ringfence.hooks import claude_code as cc
 from ringfence.profiles.load import load_profile
 from ringfence.rfcore.actions import IRREVERSIBLE
@@ -197,8 +197,8 @@ def test_run_always_never_covers_an_ask_rule(repo):
 
 def test_run_sandbox_grant_never_covers_a_host_request(repo):
     """A yes given in the sandbox (where=sandbox) is a sandbox grant."""
-    from ringfence.grants import add_grants, active_keys
-    from ringfence.ledger import Ledger
+    from ringfence.ledger.grants import add_grants, active_keys
+    from ringfence.ledger.store import Ledger
 
     led = Ledger(":memory:")
     add_grants(led, ["rm"], "session", "s", place="sandbox")
