@@ -10,21 +10,23 @@ stdin and dispatches on ``hook_event_name``:
   With ``--wrap`` it runs under ``ringfence run`` in the profile's sandbox
   (context ``sandbox``: only deny and ask rules matter), ``updatedInput``
   carrying every original field with ``command`` rewritten (see ``wrap.py``).
-  An ``ask`` is remembered (``ledger.hook_rows.remember_ask``) with its ``tool_use_id``.
-* ``PostToolUse`` / ``PostToolUseFailure`` (Bash): Claude Code ran the call, so
-  the person said yes to the ask of the same ``tool_use_id`` and session. The
-  approval is recorded; for a ``capability`` verdict its keys are granted for
-  that Claude session unless the profile's ``hook.grant`` is ``once``. A
-  ``one_time`` verdict grants nothing. A Post whose command is not the asked
-  text grants nothing (``mismatch``).
-* ``PermissionRequest`` (Bash): a ringfence ``deny`` stays a deny
-  (``decision.behavior``); otherwise no decision, the dialog is the person's.
-* ``PermissionDenied``: the ask is settled as denied (its consent is closed).
-* Anything else, and other tools: no decision (empty output).
+  An ``ask`` is remembered (``ledger.hook_rows.remember_ask``) with its ``tool_use_id``
+  and what a yes may grant (``gate.grant_items``: keys, but for an ask rule or an
+  irreversible action only its exact argv in this directory; issue 20).
+  A call sent with ``dangerouslyDisableSandbox`` (``claude_input.unsandboxed``) is
+  a host request: never wrapped, judged on the host with host grants only. With
+  ``--wrap`` and no usable workspace (RF616) it asks with the fix instead of
+  wrapping; an asked push the sandbox cannot reach says so (``advice.py``).
+* ``PostToolUse`` / ``PostToolUseFailure`` / ``PermissionRequest`` /
+  ``PermissionDenied``: ``claude_events.py`` (the yes becomes a grant; the dialog
+  is matched by session and command; an unanswered ask expires).
+* Anything else, and other tools: no decision (empty output; never ``defer``,
+  which pauses a headless session: docs/claude-code.md).
 
 Every Bash event is recorded in the ledger (``ledger list --source hook``).
-Anything we cannot read or evaluate gets a safe ``ask``, never an allow; the
-hook always exits 0 (a crashing hook would leave Claude Code to its defaults).
+Anything we cannot read or evaluate gets a safe ``ask``, never an allow
+(``claude_input.py``: size, UTF-8, depth, types); the hook always exits 0 (a
+crashing hook would leave Claude Code to its defaults).
 
 Runs on every agent call: stdlib + tree-sitter + our packages only.
 """

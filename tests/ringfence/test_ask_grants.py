@@ -300,3 +300,34 @@ def test_run_sandbox_approval_grants_the_exact_push_only(repo):
     assert _remote_refs(remote) == before
     again = rf("run", "--profile", "build", "-c", "git push origin main", cwd=ws, home=tmp)
     assert again.returncode != 75, again.stderr      # the exact command: no second prompt
+
+
+@pytest.mark.sandbox
+def test_wrap_an_exactly_granted_push_runs_and_a_variant_does_not(env, repo):
+    """--wrap end to end: after the yes (consent, then Post), the same push is
+    allowed and its wrapped run goes ahead in the sandbox; a variant's wrapped run,
+    even if Claude ran it, is held (75) by `ringfence run` itself."""
+    tmp, ws, remote = repo
+    e = dict(env, PYTHONPATH=str(ROOT))
+
+    def bash(script):
+        return subprocess.run(["bash", "-c", script], cwd=ws, env=e, capture_output=True,
+                              text=True, timeout=120)
+
+    out = send(env, event("PreToolUse", "git push origin main", ws, "toolu_1"), "--wrap")
+    assert out["permissionDecision"] == "ask"
+    assert bash(out["updatedInput"]["command"]).returncode != 75     # the person's yes
+    send(env, event("PostToolUse", out["updatedInput"]["command"], ws, "toolu_1"), "--wrap")
+    again = send(env, event("PreToolUse", "git push origin main", ws, "toolu_2"), "--wrap")
+    assert again["permissionDecision"] == "allow"
+    assert "--hook-consent" not in again["updatedInput"]["command"]
+    r = bash(again["updatedInput"]["command"])
+    assert r.returncode != 75, r.stderr                # covered by the exact grant in `run`
+    variant = send(env, event("PreToolUse", "git push --force origin main", ws, "toolu_3"),
+                   "--wrap")
+    assert variant["permissionDecision"] == "ask"
+    forged = again["updatedInput"]["command"].replace("\ngit push origin main\n",
+                                                      "\ngit push --force origin main\n")
+    r = bash(forged)
+    assert r.returncode == 75, r.stderr
+    assert "refs/heads/main" in _remote_refs(remote)
