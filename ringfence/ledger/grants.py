@@ -65,10 +65,39 @@ class Grant:
     expires_at: float | None
     approval_id: str | None
 
+    @property
+    def place(self) -> str:
+        """Where the yes was given: ``sandbox`` grants never cover a host request."""
+        return "sandbox" if self.key.startswith(SANDBOX_MARK) else "host"
+
+    @property
+    def exact(self) -> dict | None:
+        """``{"argv", "cwd"}`` of an exact grant (an ask rule's yes), else None."""
+        key = self.key[len(SANDBOX_MARK):] if self.place == "sandbox" else self.key
+        if not is_exact(key):
+            return None
+        import json
+
+        try:
+            data = json.loads(key)
+        except ValueError:
+            return None
+        return data if isinstance(data, dict) else None
+
+    def shown(self) -> str:
+        """The capability, or ``exactly `git push origin main` (in /repo)``."""
+        exact = self.exact
+        key = self.key[len(SANDBOX_MARK):] if self.place == "sandbox" else self.key
+        if exact is None:
+            return key
+        import shlex
+
+        return f"exactly `{shlex.join(map(str, exact.get('argv', [])))}` (in {exact.get('cwd')})"
+
     def to_json(self) -> dict:
         return {"key": self.key, "scope": self.scope, "session": self.session or None,
                 "created_at": self.created_at, "expires_at": self.expires_at,
-                "approval_id": self.approval_id}
+                "approval_id": self.approval_id, "place": self.place, "exact": self.exact}
 
 
 MAX_SESSION_TTL = 365 * 86400

@@ -190,6 +190,10 @@ def test_run_always_never_covers_an_ask_rule(repo):
     assert ok.returncode == 0, ok.stderr
     listed = json.loads(rf("grants", "list", "--json", cwd=ws, home=tmp).stdout)
     assert [g["scope"] for g in listed] == ["session"]      # stored for the session only
+    assert listed[0]["exact"]["argv"] == ["git", "push", "origin", "main"]
+    assert listed[0]["place"] == "host"
+    table = rf("grants", "list", cwd=ws, home=tmp).stdout
+    assert "exactly" in table and '{"argv"' not in table      # shown as the command
     r = rf("run", "--host", "--profile", "build", "-c", "git push origin main", cwd=ws,
            home=tmp, session="tomorrow")
     assert r.returncode == 75, r.stderr
