@@ -301,6 +301,12 @@ def decide(verdict: Verdict, profile: Profile, *, grants: frozenset[str] = froze
         elif m is not None:
             reasons.append(f"`{key}` needs approval: {m.describe()}")
             pending = True
+        elif not exact and key in grants and (
+                far := _reads_outside(cap, verdict, cwd, workspace, home)) is not None:
+            # A grant of a reader covers reads in the project; on the host a read
+            # outside it (~/.ssh, ..) asks every time (session/host_reads.py).
+            reasons.append(f"`{key}` {far}: its grant covers reads inside the project only")
+            pending = True
         elif not exact and key in grants:
             reasons.append(f"`{key}` is granted")
         elif (allow := _first_match(cap, rules, "allow")) is not None \

@@ -6,15 +6,16 @@ The built-in profiles allow read-only programs on the host (observe.toml's
 stock Claude Code does not. On the host nothing masks ``~/.ssh``, so an allow
 rule covers such a program only while every path it is given stays inside the
 directory it runs in, and that directory is inside the project: an operand or
-option value that is absolute (``/etc``), starts at a home directory (``~``), holds
+option value that is absolute outside the project (``/etc``), starts at a home directory (``~``), holds
 an expansion (``$HOME``) or climbs out (``..``, ``.*``), a file it reads by
 redirection (``< ~/.aws/credentials``), a ``cd ..`` before it, or a working
 directory outside the project (Claude's shell after ``cd ~``) makes it ask.
 A symlink inside the project that points out is not seen (known problem: run
 with ``--wrap``, the default, where the sandbox masks credential stores).
 
-Applies to the programs in :data:`READERS` (by basename), whatever rule allowed
-them. Pure: stdlib only.
+Applies to the programs in :data:`READERS` (by basename), whatever rule or grant
+covers them: a yes to `cat ../notes` grants `cat`, which then covers reads inside
+the project only; on the host a read outside it asks every time. Pure: stdlib only.
 """
 
 from __future__ import annotations
@@ -29,7 +30,12 @@ _OPAQUE = {"sed": ("-f", "--file", "-i", "--in-place", "-s"), "file": ("-C", "--
 _GLOB = frozenset("*?[")
 
 
-def _escapes(word: str) -> bool:
+def _escapes(word: str, root: str | None = None) -> bool:
+    if word.startswith("/") and root and not any(c in word for c in "$`{*?["):
+        import os
+
+        path = os.path.normpath(word)       # an absolute path inside the project is in
+        return path != root and not path.startswith(root.rstrip("/") + "/")
     if word.startswith(("/", "~")) or any(c in word for c in "$`{"):
         return True     # absolute, a home, or an expansion whose value is unknown
     for part in word.replace("\\", "/").split("/"):
@@ -77,15 +83,18 @@ def reads_outside(cap, verdict=None, *, cwd: str | None = None,
     where = cwd_outside(cwd, workspace, home) or (_moves_out(verdict) if verdict else None)
     if where:
         return where
+    import os
+
+    root = os.path.realpath(workspace) if workspace else None
     opaque = _OPAQUE.get(cap.argv[0].rsplit("/", 1)[-1], ())
     for word in cap.argv[1:]:
         if any(word == o or word.startswith(o + "=") for o in opaque):
             return f"takes `{word}`, a script or an output the rule cannot see into"
         value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
-        if _escapes(value):
+        if _escapes(value, root):
             return f"would read {word!r}, outside the directory it runs in"
     for effect in cap.effects:
-        if effect.startswith("read:") and _escapes(effect[5:]):
+        if effect.startswith("read:") and _escapes(effect[5:], root):
             return f"would read {effect[5:]!r}, outside the directory it runs in"
     return None
 

@@ -335,3 +335,18 @@ def test_wrap_an_exactly_granted_push_runs_and_a_variant_does_not(env, repo):
     r = bash(forged)
     assert r.returncode == 75, r.stderr
     assert "refs/heads/main" in _remote_refs(remote)
+
+
+def test_a_reader_grant_never_covers_a_host_read_outside_the_project(env, repo):
+    """Without --wrap: a yes to `cat ../other/x` grants `cat`; `cat ~/.ssh/id_rsa`
+    still asks, asserted on what the hook answers."""
+    tmp, ws, _ = repo
+    (tmp / "home" / ".ssh").mkdir(parents=True)
+    (tmp / "home" / ".ssh" / "id_rsa").write_text("SECRET\n")
+    assert pre(env, "cat README.md", ws, "toolu_0") == "allow"          # in the project
+    yes(env, "cat ../other/notes.txt", ws, "toolu_1")
+    for i, cmd in enumerate((f"cat {tmp}/home/.ssh/id_rsa", "cat ~/.ssh/id_rsa",
+                             "cat ../../home/.ssh/id_rsa", "cd .. && cat home/.ssh/id_rsa",
+                             "cat < ~/.ssh/id_rsa", 'cat "$HOME/.ssh/id_rsa"')):
+        assert pre(env, cmd, ws, f"toolu_r{i}") == "ask", cmd
+    assert pre(env, "cat README.md | head -3", ws, "toolu_2") == "allow"
