@@ -39,12 +39,22 @@ def unusable_workspace(profile, workspace: str, env) -> str | None:
 
 def _remote_url(workspace: str, name: str) -> str | None:
     """``remote.NAME.url`` from ``WORKSPACE/.git/config`` (a plain read: no git runs)."""
+    import stat
+
     path = os.path.join(workspace, ".git", "config")
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read(256 * 1024).splitlines()
+        # Never block on a FIFO or follow a link: a regular file, read without waiting.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        lines = os.read(fd, 256 * 1024).decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     section = None
     for line in lines:
         t = line.strip()
