@@ -41,7 +41,7 @@ from collections.abc import Mapping
 from .claude_common import (DENIED, FAIL, PERM, POST, PRE, _command, _load, _reason,  # noqa: F401
                             _str)
 EVENTS = (PRE, POST, FAIL, PERM)
-MAX_HOOK_INPUT = 16 * 1024 * 1024   # claude_input.MAX_PAYLOAD (issue 23's name)
+from .claude_input import MAX_PAYLOAD as MAX_HOOK_INPUT  # noqa: E402,F401 (issue 23)
 EVENT = PRE
 # Modes in which Claude Code asks nobody: a Post there is no person's yes.
 UNATTENDED_MODES = frozenset({"bypassPermissions", "dontAsk"})
