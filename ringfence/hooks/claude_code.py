@@ -40,8 +40,9 @@ from collections.abc import Mapping
 
 from .claude_common import (DENIED, FAIL, PERM, POST, PRE, _command, _load, _reason,  # noqa: F401
                             _str)
+from .claude_input import MAX_PAYLOAD as MAX_HOOK_INPUT  # noqa: F401  (issue 23's name)
+
 EVENTS = (PRE, POST, FAIL, PERM)
-from .claude_input import MAX_PAYLOAD as MAX_HOOK_INPUT  # noqa: E402,F401 (issue 23)
 EVENT = PRE
 # Modes in which Claude Code asks nobody: a Post there is no person's yes.
 UNATTENDED_MODES = frozenset({"bypassPermissions", "dontAsk"})
