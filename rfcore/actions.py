@@ -136,4 +136,42 @@ def canonical_action(key: str, argv: Sequence[str]) -> str | None:
     return " ".join((alias.to_program or _base(words[0]), *alias.canonical))
 
 
-__all__ = ["ALIASES", "Alias", "canonical_action", "canonical_views"]
+# Irreversible actions (issue 20): a yes to one of these grants at most that exact
+# command for that session, whatever the profile's rules say; a grant of the key
+# never covers it. The same list as observe.toml's ask rules and strict.toml's
+# deny rules (tests/ringfence/test_ask_grants.py checks it). Matched on the
+# argv views of ``profiles.patterns.argv_views`` (global options removed,
+# aliases respelled canonically), by the program's basename.
+IRREVERSIBLE: tuple[tuple[str, ...], ...] = (
+    ("git", "push"), ("npm", "publish"), ("pnpm", "publish"), ("yarn", "publish"),
+    ("yarn", "npm", "publish"), ("cargo", "publish"), ("cargo", "yank"),
+    ("twine", "upload"), ("poetry", "publish"), ("uv", "publish"), ("gem", "push"),
+    ("terraform", "apply"), ("terraform", "destroy"), ("tofu", "apply"),
+    ("tofu", "destroy"), ("kubectl", "delete"), ("helm", "uninstall"),
+    ("helm", "delete"), ("gh", "release", "create"), ("gh", "release", "delete"),
+    ("gh", "repo", "delete"), ("gh", "pr", "merge"), ("docker", "push"),
+    ("podman", "push"), ("aws", "s3", "rm"),
+)
+
+
+# Programs that read files: on the host an allow rule covers them only while every
+# path stays inside the project (ringfence/session/host_reads.py); exporters do not
+# turn their allow rules into text rules that cannot say so.
+READERS = frozenset({"ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg",
+                     "file", "stat", "du", "tree", "diff", "sed", "awk", "less", "more",
+                     "nl", "sort", "uniq", "cut", "jq", "find", "git"})
+
+
+def irreversible(views: Sequence[Sequence[str]]) -> bool:
+    """Does any argv view start with an irreversible action?"""
+    for v in views:
+        if not v:
+            continue
+        head = (_base(v[0]), *v[1:])
+        if any(tuple(head[:len(a)]) == a for a in IRREVERSIBLE):
+            return True
+    return False
+
+
+__all__ = ["ALIASES", "Alias", "IRREVERSIBLE", "READERS", "canonical_action", "canonical_views",
+           "irreversible"]

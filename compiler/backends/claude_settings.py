@@ -3,7 +3,8 @@
 Two parts:
 
 * ``sandbox``: Claude Code's own Bash sandbox (it is built on sandbox-runtime):
-  ``enabled``, ``autoAllowBashIfSandboxed``, ``allowUnsandboxedCommands``,
+  ``enabled``, ``autoAllowBashIfSandboxed``, ``allowUnsandboxedCommands`` (always
+  false: ``dangerouslyDisableSandbox`` must never take a command out of it),
   ``network.allowedDomains`` / ``allowAllUnixSockets``, and
   ``filesystem.allowWrite`` / ``denyWrite`` / ``denyRead``. Claude Code reads
   ``//path`` as absolute and ``/path`` as relative to the settings file, so
@@ -138,8 +139,19 @@ def render(profile: Profile, *, workspace: str) -> Export:
                        "namespaces, ptrace, bpf, keyctl) follow Claude Code's sandbox, not "
                        "this profile")
     perms: dict[str, list[str]] = {"allow": [], "ask": [], "deny": []}
+    from ringfence.rfcore.actions import READERS
+
+    readers = []
     for rule in profile.rules:
+        if rule.action == "allow" and rule.pattern.split(" ", 1)[0] in READERS:
+            readers.append(rule.pattern)      # ringfence allows them inside the project only
+            continue
         perms[rule.action] += bash_rules(rule.pattern, rule.action, unsupported)
+    if readers:
+        unsupported.append("allow rules for read-only programs (" + ", ".join(readers) + "): "
+                           "ringfence allows them on the host only while every path stays "
+                           "inside the project; a Bash(...) rule cannot say that, so they are "
+                           "not exported")
     for path in read_denied(profile, workspace):
         p = _cc_path(path)
         perms["deny"] += [f"Read({p})", f"Read({p}/**)"]
@@ -165,8 +177,10 @@ def render(profile: Profile, *, workspace: str) -> Export:
         # ringfence runs sandboxed commands without asking unless a rule says
         # ask/deny; Claude Code still applies explicit ask/deny rules.
         "autoAllowBashIfSandboxed": bool(profile.sandbox),
-        # host "deny" (Strict): no escape hatch out of the sandbox at all.
-        "allowUnsandboxedCommands": profile.host != "deny",
+        # Never: with it, one `dangerouslyDisableSandbox: true` in a Bash call runs the
+        # command outside every sandbox. Host requests go through the ringfence hook,
+        # which judges such a call as one (issue 20); Claude Code then ignores the flag.
+        "allowUnsandboxedCommands": False,
         "network": {"allowedDomains": allowed, "deniedDomains": denied,
                     "strictAllowlist": True,
                     "allowAllUnixSockets": bool(net.allow_unix_sockets)},
@@ -179,10 +193,14 @@ def render(profile: Profile, *, workspace: str) -> Export:
     if not profile.sandbox:
         unsupported.append("profile runs with the sandbox off: exported with "
                            "sandbox.enabled = false")
-    if profile.host == "escalate":
-        unsupported.append("host 'escalate' (sandbox failures become host requests "
-                           "automatically): exported as allowUnsandboxedCommands = true, where "
-                           "Claude Code asks before retrying outside the sandbox")
+    if profile.host != "deny":
+        unsupported.append(f"host {profile.host!r} (host requests "
+                           + ("ask; sandbox failures escalate to one" if profile.host ==
+                              "escalate" else "ask") + "): exported with "
+                           "allowUnsandboxedCommands = false, so Claude Code never runs a "
+                           "command outside its sandbox; a host request goes through "
+                           "`ringfence run --host` (or the ringfence hook without Claude's "
+                           "sandbox)")
     settings = {
         "sandbox": sandbox,
         "permissions": {k: list(dict.fromkeys(v)) for k, v in perms.items()},

@@ -1,4 +1,4 @@
-"""RF131-RF134: what an option makes a program do beyond its key, and
+"""RF131-RF135: what an option makes a program do beyond its key, and
 ringfence's own commands that only a person may run."""
 
 from . import Rule
@@ -50,4 +50,16 @@ RULES: tuple[Rule, ...] = (
          "list/show/export`, `approvals list`, `grants list`, `profile list/show/lint/"
          "compile`) are keyed like any multiplexer (`ringfence ledger list`).",
          bad="ringfence approve ap_k3j5x7q2mn --scope session", good="ringfence approvals list"),
+    Rule("RF135", "moves-ringfence-state", "The command moves where ringfence keeps its "
+         "state, config or cache.",
+         "ringfence finds its ledger, grants, config and tool caches through `XDG_*` (and "
+         "`RINGFENCE_*`, RF134) in the environment of later commands. In Claude Code's "
+         "persistent shell an `export XDG_STATE_HOME=...` or `unset RINGFENCE_HOME` (or "
+         "`unset HOME`/`PATH`) changes that for every later call: a fresh, empty ledger with "
+         "no record of what ran, or a config the agent wrote. So assigning any `XDG_*` "
+         "variable (bare, as a prefix, through `export`/`declare`/`readonly`/`local` or "
+         "`env`) and unsetting `XDG_*`, `RINGFENCE_*`, `HOME` or `PATH` is one-time, never "
+         "allowed silently. Assigning `HOME` or `PATH` is RF122.",
+         bad="export XDG_STATE_HOME=/tmp/x", good="export LANG=C",
+         known_problems="A change through `source`/`eval` is one-time already (RF117, RF118)."),
 )

@@ -134,12 +134,12 @@ def _grants_list(as_json: bool) -> None:
         console.print("no active grants")
         return
     table = Table(title="active grants", title_justify="left")
-    for col in ("capability", "scope", "session", "expires", "approval"):
+    for col in ("capability", "scope", "session", "place", "expires", "approval"):
         table.add_column(col)
     now = time.time()
     for g in items:
         expires = "never" if g.expires_at is None else f"in {age(g.expires_at - now)}"
-        table.add_row(_text(g.key), g.scope, _text(g.session or "-"), expires,
+        table.add_row(_text(g.shown()), g.scope, _text(g.session or "-"), g.place, expires,
                       g.approval_id or "-")
     console.print(table)
 

@@ -82,6 +82,19 @@ def _apply_fix(what: str) -> None:
         raise typer.Exit(1)
 
 
+def _claude_nesting_check() -> Check:
+    """The --wrap hook inside Claude Code's own sandbox cannot start ringfence's."""
+    from ringfence.hooks.portable import nesting
+    from ringfence.rfcore.workspace import find_workspace
+
+    ws, _ = find_workspace(env=os.environ)
+    ok, detail = nesting(ws, os.environ.get("HOME") or os.path.expanduser("~"))
+    return Check("Claude Code sandbox nesting", ok, True, detail,
+                 "" if ok else "ringfence init claude-code (it removes the enabled sandbox "
+                 "block from the files it writes), or set \"sandbox\": {\"enabled\": false} "
+                 "in the file named")
+
+
 def checks() -> list[Check]:
     from ringfence.staging import mount as staging
     from ringfence.rfcore.paths import state_dir
@@ -156,6 +169,7 @@ def checks() -> list[Check]:
                          "not tested: the state dir is unusable (see the state dir line)",
                          "fix the state dir first, then run ringfence doctor again"))
     out.append(_credentials_check())
+    out.append(_claude_nesting_check())
     return out + own
 
 

@@ -15,7 +15,8 @@ capability for the Claude session (profile hook.grant); PermissionRequest keeps
 a ringfence deny. --wrap also rewrites tool_input.command to run under
 'ringfence run' (asked once; shell state stays in Claude's shell).
 
-Install: ringfence init claude-code [--project|--user] [--profile P] [--wrap]
+Install: ringfence init claude-code [--project|--user] [--profile P]
+  (--wrap is the default, --no-wrap runs on the host; docs/claude-code.md)
 Example (settings.json; the same entry for PostToolUse, PostToolUseFailure,
 PermissionRequest and PermissionDenied):
   {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",

@@ -10,21 +10,23 @@ stdin and dispatches on ``hook_event_name``:
   With ``--wrap`` it runs under ``ringfence run`` in the profile's sandbox
   (context ``sandbox``: only deny and ask rules matter), ``updatedInput``
   carrying every original field with ``command`` rewritten (see ``wrap.py``).
-  An ``ask`` is remembered (``ledger.hook_rows.remember_ask``) with its ``tool_use_id``.
-* ``PostToolUse`` / ``PostToolUseFailure`` (Bash): Claude Code ran the call, so
-  the person said yes to the ask of the same ``tool_use_id`` and session. The
-  approval is recorded; for a ``capability`` verdict its keys are granted for
-  that Claude session unless the profile's ``hook.grant`` is ``once``. A
-  ``one_time`` verdict grants nothing. A Post whose command is not the asked
-  text grants nothing (``mismatch``).
-* ``PermissionRequest`` (Bash): a ringfence ``deny`` stays a deny
-  (``decision.behavior``); otherwise no decision, the dialog is the person's.
-* ``PermissionDenied``: the ask is settled as denied (its consent is closed).
-* Anything else, and other tools: no decision (empty output).
+  An ``ask`` is remembered (``ledger.hook_rows.remember_ask``) with its ``tool_use_id``
+  and what a yes may grant (``gate.grant_items``: keys, but for an ask rule or an
+  irreversible action only its exact argv in this directory; issue 20).
+  A call sent with ``dangerouslyDisableSandbox`` (``claude_input.unsandboxed``) is
+  a host request: never wrapped, judged on the host with host grants only. With
+  ``--wrap`` and no usable workspace (RF616) it asks with the fix instead of
+  wrapping; an asked push the sandbox cannot reach says so (``advice.py``).
+* ``PostToolUse`` / ``PostToolUseFailure`` / ``PermissionRequest`` /
+  ``PermissionDenied``: ``claude_events.py`` (the yes becomes a grant; the dialog
+  is matched by session and command; an unanswered ask expires).
+* Anything else, and other tools: no decision (empty output; never ``defer``,
+  which pauses a headless session: docs/claude-code.md).
 
 Every Bash event is recorded in the ledger (``ledger list --source hook``).
-Anything we cannot read or evaluate gets a safe ``ask``, never an allow; the
-hook always exits 0 (a crashing hook would leave Claude Code to its defaults).
+Anything we cannot read or evaluate gets a safe ``ask``, never an allow
+(``claude_input.py``: size, UTF-8, depth, types); the hook always exits 0 (a
+crashing hook would leave Claude Code to its defaults).
 
 Runs on every agent call: stdlib + tree-sitter + our packages only.
 """
@@ -36,8 +38,10 @@ import os
 import sys
 from collections.abc import Mapping
 
-PRE, POST, FAIL, PERM, DENIED = ("PreToolUse", "PostToolUse", "PostToolUseFailure",
-                                 "PermissionRequest", "PermissionDenied")
+from .claude_common import (DENIED, FAIL, PERM, POST, PRE, _command, _load, _reason,  # noqa: F401
+                            _str)
+from .claude_input import MAX_PAYLOAD as MAX_HOOK_INPUT  # noqa: F401  (issue 23's name)
+
 EVENTS = (PRE, POST, FAIL, PERM)
 EVENT = PRE
 # Modes in which Claude Code asks nobody: a Post there is no person's yes.
@@ -75,23 +79,6 @@ def session_for(payload: Mapping[str, object], env: Mapping[str, str]) -> str | 
     if isinstance(sid, str) and sid.strip():
         return f"claude-{sid}"
     return None
-
-
-def _str(payload: Mapping[str, object], key: str) -> str | None:
-    v = payload.get(key)
-    return v if isinstance(v, str) and v else None
-
-
-def _reason(verdict, decision, profile_name: str, note: str | None) -> str:
-    parts = list(dict.fromkeys(decision.reasons))
-    # Every finding's code and message appears once, whether or not the gate said it.
-    for f in verdict.findings:
-        text = f"{f.code} {f.message}"
-        if not any(text in p for p in parts):
-            parts.append(text)
-    if note:
-        parts.append(note)
-    return f"ringfence ({profile_name}, {verdict.verdict}): " + "; ".join(parts)
 
 
 class _Ledger:
@@ -139,24 +126,6 @@ def respond(payload: object, *, profile: str | None = None, wrap: bool = False,
         led.close()
 
 
-def _load(payload, profile, env):
-    """(profile, workspace, why) or raises RingfenceError."""
-    from ringfence.profiles.load import resolve_active
-    from ringfence.rfcore.workspace import find_workspace
-
-    cwd = _str(payload, "cwd")
-    cwd = cwd if cwd and os.path.isdir(cwd) else os.getcwd()
-    workspace, ws_why = find_workspace(cwd, env)
-    prof, _why = resolve_active(profile, env=env, workspace=workspace)
-    return prof, workspace, ws_why
-
-
-def _command(payload) -> str | None:
-    tool_input = payload.get("tool_input")
-    command = tool_input.get("command") if isinstance(tool_input, dict) else None
-    return command if isinstance(command, str) and command.strip() else None
-
-
 def _pre(payload, profile, wrap, env, led) -> dict:
     command = _command(payload)
     if command is None:
@@ -168,22 +137,53 @@ def _pre(payload, profile, wrap, env, led) -> dict:
     except RingfenceError as exc:
         return output("ask", f"ringfence: cannot load the profile ({exc}); asking")
     from ringfence.classifier import classify
-    from ringfence.session.gate import decide
+    from ringfence.session.gate import decide, grant_items
+
+    from .claude_input import unsandboxed
 
     session = session_for(payload, env)
-    kind, prefix, body = ("state", command, "") if not wrap else _plan(command)
+    # A call Claude Code is asked to run outside its sandbox is a host request:
+    # never wrapped, judged on the host, covered only by host grants (issue 20 §2).
+    outside = unsandboxed(payload.get("tool_input"))
+    kind, prefix, body = ("state", command, "") if (not wrap or outside) else _plan(command)
     wrapped = kind == "wrap"
+    problem = None
+    if wrapped:
+        from .advice import unusable_workspace
+
+        # Wrapping would fail every time (RF616): judge it unwrapped and ask, with
+        # why and the fix, rather than wrap a command that cannot run (issue 20 §7).
+        problem = unusable_workspace(prof, workspace, env)
+        if problem is not None:
+            wrapped, prefix = False, ""
     judged = body if wrapped else command
+    place = "host" if outside else "sandbox"
     grants = frozenset()
     if led.get() is not None and session:
         from ringfence.ledger.grants import active_keys
 
-        grants = active_keys(led.led, session)
+        grants = active_keys(led.led, session, place=place)
     note = led.note
     verdict = classify(judged)
-    decision = decide(verdict, prof, grants=grants, context="sandbox" if wrapped else "host")
+    # An exact grant (an ask rule's yes) binds its directory: after a hoisted `cd`
+    # that directory is not the cwd Claude reports, so none applies or is stored.
+    cwd = _cwd(payload) if not prefix or not wrapped else None
+    decision = decide(verdict, prof, grants=grants, context="sandbox" if wrapped else "host",
+                      cwd=cwd, workspace=workspace, home=env.get("HOME"))
     reason = _reason(verdict, decision, prof.name, note)
+    if outside:
+        reason += (f" [`{outside}`: runs outside Claude Code's sandbox, so it is judged as a "
+                   "host request; only host grants and allow rules cover it]")
     updated, consent = None, None
+    if problem is not None and decision.decision != "deny":
+        decision = type(decision)("ask", (*decision.reasons, problem), decision.matched)
+        reason += f"; {problem}; a yes runs it unwrapped, on the host"
+    if decision.decision == "ask" and wrapped:
+        from .advice import blocked_hosts
+
+        hint = blocked_hosts(verdict, prof, workspace)
+        if hint:
+            reason += "; " + hint
     if decision.decision != "deny" and wrapped:
         if decision.decision == "ask":
             from ringfence.ledger.hook_rows import new_token
@@ -195,9 +195,16 @@ def _pre(payload, profile, wrap, env, led) -> dict:
                             prefix=prefix, prog=self_invocation())
         updated = dict(payload["tool_input"], command=text)
         reason += " [runs under 'ringfence run']"
+    mark = "" if outside else "[sandbox] "
+    items = () if problem else tuple(mark + k for k in grant_items(verdict, prof, cwd))
     _record_pre(payload, led, command, decision, verdict, prof, workspace, session,
-                updated, body if wrapped else None, consent, env)
+                updated, body if wrapped else None, consent, env, items)
     return output(decision.decision, reason, updated)
+
+
+def _cwd(payload) -> str:
+    cwd = _str(payload, "cwd")
+    return cwd if cwd and os.path.isdir(cwd) else os.getcwd()
 
 
 def _plan(command: str) -> tuple[str, str, str]:
@@ -207,7 +214,7 @@ def _plan(command: str) -> tuple[str, str, str]:
 
 
 def _record_pre(payload, led, command, decision, verdict, prof, workspace, session,
-                updated, run_text, consent, env) -> None:
+                updated, run_text, consent, env, items) -> None:
     ledger = led.get()
     if ledger is None:
         return
@@ -225,7 +232,7 @@ def _record_pre(payload, led, command, decision, verdict, prof, workspace, sessi
             else:
                 remember_ask(ledger, session=sid, tool_use_id=tid, rf_session=session,
                              command=command, wrapped=updated["command"] if updated else None,
-                             run_text=run_text, verdict=verdict.verdict, keys=verdict.keys,
+                             run_text=run_text, verdict=verdict.verdict, keys=items,
                              grant_scope=prof.hook_grant, profile=prof.name,
                              consent=consent, conn=c)
         record_event(ledger, event=PRE, session=sid, tool_use_id=tid, tool_name="Bash",
@@ -235,106 +242,38 @@ def _record_pre(payload, led, command, decision, verdict, prof, workspace, sessi
 
 
 def _after(payload, event, led) -> None:
-    """Post / PostFailure: the person's yes becomes an approval (and maybe a grant)."""
-    ledger = led.get()
-    if ledger is None:
-        return
-    from ringfence.ledger.grants import add_grants
-    from ringfence.ledger.store import transaction
+    from .claude_events import after
 
-    from ringfence.ledger.hook_rows import record_event, settle_ask
-
-    sid, tid = _str(payload, "session_id"), _str(payload, "tool_use_id")
-    command = _command(payload)
-    status = "denied" if event == DENIED else "approved"
-    with transaction(ledger.conn) as c:
-        outcome, ask = ("none", None) if not (sid and tid) else settle_ask(
-            c, sid, tid, command=command, status_if_match=status)
-        note, decision, granted = None, None, []
-        if outcome == "mismatch":
-            decision = "mismatch"
-            note = "the command that ran is not the one asked about; nothing granted"
-        elif outcome == "approved":
-            decision = "approved"
-            if ask["verdict"] != "capability":
-                note = f"{ask['verdict']} verdict: approved once, never granted"
-            elif ask["grant_scope"] != "session":
-                note = "profile hook.grant = once: approved for this call only"
-            elif ask["keys"]:
-                granted = ask["keys"]
-                add_grants(ledger, granted, "session", ask["rf_session"],
-                           in_transaction=True)
-                note = (f"granted for session {ask['rf_session']}: " + ", ".join(granted))
-        elif outcome == "denied":
-            decision = "denied"
-        record_event(ledger, event=event, session=sid, tool_use_id=tid, tool_name="Bash",
-                     command=command, decision=decision, reasons=(),
-                     verdict=ask["verdict"] if ask else None,
-                     keys=granted, profile=ask["profile"] if ask else None,
-                     note=note, conn=c)
+    after(payload, event, led)
 
 
 def _permission_request(payload, profile, env, led) -> dict | None:
-    """A ringfence deny stays a deny; anything else is the person's dialog."""
-    command = _command(payload)
-    if command is None:
-        return None
-    from ringfence.rfcore.errors import RingfenceError
+    from .claude_events import permission_request
 
-    try:
-        prof, workspace, _ = _load(payload, profile, env)
-    except RingfenceError:
-        return None
-    from ringfence.classifier import classify
-    from ringfence.session.gate import decide
-
-    verdict = classify(command)
-    decision = decide(verdict, prof, context="sandbox")
-    ledger = led.get()
-    if ledger is not None:
-        from ringfence.ledger.hook_rows import record_event
-
-        record_event(ledger, event=PERM, session=_str(payload, "session_id"),
-                     tool_use_id=_str(payload, "tool_use_id"), tool_name="Bash",
-                     command=command, decision="deny" if decision.decision == "deny" else None,
-                     reasons=decision.reasons, verdict=verdict.verdict, keys=verdict.keys,
-                     profile=prof.name, workspace=workspace)
-    if decision.decision != "deny":
-        return None
-    return {"hookSpecificOutput": {"hookEventName": PERM, "decision": {
-        "behavior": "deny", "message": _reason(verdict, decision, prof.name, None)}}}
-
-
-# The hook's stdin is bounded (issue 23): a payload carries a tool call and, after it,
-# its response (a Write of a big file, a long output); past this it is not read
-# whole, and the answer is a safe ask.
-MAX_HOOK_INPUT = 16 * 1024 * 1024
-
-
-class InputTooLarge(ValueError):
-    pass
+    return permission_request(payload, profile, env, led)
 
 
 def main(argv: list[str], stdin=None, stdout=None, stderr=None,
          env: Mapping[str, str] | None = None, keep_open: bool = False) -> int:
     """`ringfence hook claude-code [--profile P] [--wrap]`: always exit 0 with JSON
-    (or nothing); a hook that crashes would leave Claude Code to its defaults."""
+    (or nothing); a hook that crashes would leave Claude Code to its defaults.
+    Anything it cannot read is answered ask, with the reason (``claude_input``)."""
     global _KEEP_OPEN
     _KEEP_OPEN = keep_open
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
-    profile, wrap = _parse(argv)
-    raw = stdin.read(MAX_HOOK_INPUT + 1)
-    try:
-        if len(raw) > MAX_HOOK_INPUT:
-            raise InputTooLarge(f"more than {MAX_HOOK_INPUT // (1024 * 1024)} MiB")
-        payload = json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
-    except (UnicodeDecodeError, json.JSONDecodeError, InputTooLarge) as exc:
-        print(f"ringfence hook claude-code: cannot read hook JSON on stdin: {exc}",
-              file=stderr)
-        answer: dict | None = output("ask", "ringfence: unreadable hook input "
-                                     f"({type(exc).__name__}); asking to be safe")
+    from .claude_input import read_payload, shape_problem
+
+    profile, wrap = _parse(argv)    # a bad install is a usage error (exit 125)
+    payload, problem = read_payload(stdin)
+    if problem is None:
+        problem = shape_problem(payload)
+    if problem is not None:
+        print(f"ringfence hook claude-code: cannot read hook JSON on stdin: {problem}; "
+              "answering ask", file=stderr)
+        answer: dict | None = output("ask", f"ringfence: unreadable hook input ({problem}); "
+                                     "asking to be safe")
     else:
         try:
             answer = respond(payload, profile=profile, wrap=wrap, env=env)
@@ -343,7 +282,7 @@ def main(argv: list[str], stdin=None, stdout=None, stderr=None,
                 raise
             print(f"ringfence hook claude-code: internal error: {type(exc).__name__}: "
                   f"{exc}", file=stderr)
-            event = payload.get("hook_event_name") if isinstance(payload, dict) else None
+            event = payload.get("hook_event_name")
             answer = None if event not in (None, PRE) else output(
                 "ask", f"ringfence: internal error ({type(exc).__name__}); asking to be safe")
     if answer is not None:

@@ -98,13 +98,16 @@ def _drop_workspace_paths(block: dict, workspace: str) -> dict:
     return walk(block)
 
 
-def merge(existing: dict, export: dict, command: str, *, user: bool, workspace: str) -> dict:
+def merge(existing: dict, export: dict, command: str | None, *, user: bool,
+          workspace: str) -> dict:
     block = {k: v for k, v in export.items() if not k.startswith("_")}
     if user:
         block = _drop_workspace_paths(block, workspace)
     out = dict(existing)
     for key, value in block.items():
         out[key] = _deep(existing[key], value) if key in existing else value
+    if command is None:      # personal settings: no hook entries of ours
+        return out
     hooks = existing.get("hooks", {})
     if not isinstance(hooks, dict):
         raise UsageError("the settings' \"hooks\" is not an object; nothing was changed")

@@ -14,6 +14,19 @@ Scopes:
 The session is ``--session`` or ``RINGFENCE_SESSION``; without either, each
 process is its own session (a fresh random name), so nothing leaks between
 unrelated invocations.
+
+Where a grant was earned (issue 20). A yes to a command that ran in a sandbox
+(ringfence's, or Claude Code's own when the hook does not wrap) is a *sandbox*
+grant: its key is stored with ``SANDBOX_MARK`` in front. A yes to a host request
+(``run --host``, or a Claude Code call sent with ``dangerouslyDisableSandbox``)
+is a *host* grant (the bare key). ``active_keys(..., place="host")`` returns host
+grants only, so a yes to ``rm -f .coverage`` in a sandbox never lets
+``rm -rf ~/x`` run unsandboxed; ``place="sandbox"`` returns both, unmarked.
+``SANDBOX_MARK`` starts with ``[``, which no capability key can hold.
+
+Exact grants (``session.ask_grants``: one argv, one directory, for an ask rule or
+an irreversible action) are only ever stored for one session: ``always`` never
+covers an ask rule.
 """
 
 from __future__ import annotations
@@ -32,6 +45,15 @@ SCOPES = ("once", "session", "always")
 DEFAULT_SESSION_TTL = 8 * 3600.0
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _PROCESS_SESSION: str | None = None
+SANDBOX_MARK = "[sandbox] "
+PLACES = ("host", "sandbox")
+# An exact grant's key (ringfence/session/ask_grants.py builds it): a JSON object,
+# which no capability key can start like ("{" is fail-closed in a command name).
+EXACT_PREFIX = '{"argv": '
+
+
+def is_exact(key: str) -> bool:
+    return key.startswith(EXACT_PREFIX)
 
 
 @record
@@ -43,10 +65,39 @@ class Grant:
     expires_at: float | None
     approval_id: str | None
 
+    @property
+    def place(self) -> str:
+        """Where the yes was given: ``sandbox`` grants never cover a host request."""
+        return "sandbox" if self.key.startswith(SANDBOX_MARK) else "host"
+
+    @property
+    def exact(self) -> dict | None:
+        """``{"argv", "cwd"}`` of an exact grant (an ask rule's yes), else None."""
+        key = self.key[len(SANDBOX_MARK):] if self.place == "sandbox" else self.key
+        if not is_exact(key):
+            return None
+        import json
+
+        try:
+            data = json.loads(key)
+        except ValueError:
+            return None
+        return data if isinstance(data, dict) else None
+
+    def shown(self) -> str:
+        """The capability, or ``exactly `git push origin main` (in /repo)``."""
+        exact = self.exact
+        key = self.key[len(SANDBOX_MARK):] if self.place == "sandbox" else self.key
+        if exact is None:
+            return key
+        import shlex
+
+        return f"exactly `{shlex.join(map(str, exact.get('argv', [])))}` (in {exact.get('cwd')})"
+
     def to_json(self) -> dict:
         return {"key": self.key, "scope": self.scope, "session": self.session or None,
                 "created_at": self.created_at, "expires_at": self.expires_at,
-                "approval_id": self.approval_id}
+                "approval_id": self.approval_id, "place": self.place, "exact": self.exact}
 
 
 MAX_SESSION_TTL = 365 * 86400
@@ -88,15 +139,29 @@ def validate_scope(scope: str) -> str:
 
 def add_grants(ledger: Ledger, keys: Iterable[str], scope: str, session: str, *,
                approval_id: str | None = None, ttl: float | None = None,
-               in_transaction: bool = False) -> int:
-    """Store grants for `keys`. `once` stores nothing. Returns rows written."""
+               in_transaction: bool = False, place: str = "host") -> int:
+    """Store grants for `keys` earned at `place`. `once` stores nothing; an exact
+    grant is stored for `session` only, whatever the scope. Returns rows written."""
     validate_scope(scope)
+    keys = list(dict.fromkeys(keys))
+    if place not in PLACES:
+        raise ValueError(f"unknown grant place {place!r}")
     if scope == "once":
         return 0
     now = time.time()
-    expires = now + (session_ttl() if ttl is None else ttl) if scope == "session" else None
-    rows = [(k, scope, session if scope == "session" else "", now, expires, approval_id)
-            for k in dict.fromkeys(keys)]
+    expires = None
+    if scope == "session" or any(is_exact(k) for k in keys):
+        expires = now + (session_ttl() if ttl is None else ttl)
+    mark = SANDBOX_MARK if place == "sandbox" else ""
+    rows = []
+    for k in keys:
+        if is_exact(k):
+            if session:      # `always` never covers an ask rule: this session only
+                rows.append((mark + k, "session", session, now, expires, approval_id))
+        elif scope == "session":
+            rows.append((mark + k, scope, session, now, expires, approval_id))
+        else:
+            rows.append((mark + k, scope, "", now, None, approval_id))
     sql = "INSERT OR REPLACE INTO grants VALUES (?,?,?,?,?,?)"
     if in_transaction:
         ledger.conn.executemany(sql, rows)
@@ -106,13 +171,18 @@ def add_grants(ledger: Ledger, keys: Iterable[str], scope: str, session: str, *,
     return len(rows)
 
 
-def active_keys(ledger: Ledger, session: str, *, now: float | None = None) -> frozenset[str]:
-    """Keys granted `always`, or for `session` and not yet expired."""
+def active_keys(ledger: Ledger, session: str, *, now: float | None = None,
+                place: str = "sandbox") -> frozenset[str]:
+    """Keys granted `always`, or for `session` and not yet expired, that cover a
+    request at `place`: host grants only for a host request; both for a sandbox."""
     now = time.time() if now is None else now
     rows = ledger.conn.execute(
         "SELECT key FROM grants WHERE scope='always' OR "
         "(scope='session' AND session=? AND expires_at > ?)", (session, now)).fetchall()
-    return frozenset(r[0] for r in rows)
+    n = len(SANDBOX_MARK)
+    if place == "host":
+        return frozenset(r[0] for r in rows if not r[0].startswith(SANDBOX_MARK))
+    return frozenset(r[0][n:] if r[0].startswith(SANDBOX_MARK) else r[0] for r in rows)
 
 
 def list_grants(ledger: Ledger, *, include_expired: bool = False) -> list[Grant]:
@@ -133,4 +203,5 @@ def revoke(ledger: Ledger, key: str | None = None, *, all_: bool = False) -> int
     with transaction(ledger.conn) as c:
         if all_:
             return c.execute("DELETE FROM grants").rowcount
-        return c.execute("DELETE FROM grants WHERE key=?", (key,)).rowcount
+        return c.execute("DELETE FROM grants WHERE key IN (?, ?)",
+                         (key, SANDBOX_MARK + key)).rowcount

@@ -29,6 +29,11 @@ from ringfence.rfcore.hashing import sha256
 from ringfence.ledger.store import Ledger, storable, transaction
 
 CONSENT_TTL = 15 * 60.0
+# An open ask older than this is expired: Claude Code sends no event when a person
+# answers No in the dialog (PermissionDenied is for auto-mode denials only), so a
+# late Post can no longer turn it into a grant. The consent window, and migration
+# 7's never-prune window for open asks, are the same length.
+ASK_TTL = CONSENT_TTL
 
 
 def token_digest(token: str) -> str:
@@ -69,6 +74,11 @@ def remember_ask(ledger: Ledger, *, session: str, tool_use_id: str, rf_session: 
         # Settled asks are history, and an open one keeps the text first asked
         # about: a replayed Pre can neither re-open it nor swap its command.
         return
+    # An older open ask of the same command in this session was not run (its Post
+    # never came): a No in the dialog, which Claude Code does not report. Close it.
+    conn.execute("UPDATE hook_asks SET status='superseded', decided_at=? WHERE session=? "
+                 "AND command=? AND tool_use_id != ? AND status='asked'",
+                 (time.time(), storable(session), storable(command), storable(tool_use_id)))
     conn.execute("INSERT OR REPLACE INTO hook_asks (session, tool_use_id, at, rf_session, "
                  "command, wrapped, run_text, verdict, keys, grant_scope, profile, consent) "
                  "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -88,6 +98,11 @@ def settle_ask(conn, session: str, tool_use_id: str, *, command: str | None,
                        ).fetchone()
     if row is None:
         return "none", None
+    if row["at"] <= time.time() - ASK_TTL:
+        conn.execute("UPDATE hook_asks SET status='expired', decided_at=? WHERE session=? "
+                     "AND tool_use_id=? AND status='asked'",
+                     (time.time(), row["session"], row["tool_use_id"]))
+        return "expired", dict(row, keys=json.loads(row["keys"]))
     ask = dict(row)
     ask["keys"] = json.loads(ask["keys"])
     match = command is not None and storable(command) in (ask["command"], ask["wrapped"])
@@ -96,6 +111,17 @@ def settle_ask(conn, session: str, tool_use_id: str, *, command: str | None,
                  "tool_use_id=? AND status='asked'",
                  (outcome, time.time(), ask["session"], ask["tool_use_id"]))
     return outcome, ask
+
+
+def ask_for_request(conn, session: str, command: str) -> dict | None:
+    """The open, unexpired ask a PermissionRequest (which has no tool_use_id) belongs
+    to: same Claude session, same command text (as asked, or its --wrap rewrite);
+    the latest one."""
+    row = conn.execute("SELECT * FROM hook_asks WHERE session=? AND status='asked' AND "
+                       "(command=? OR wrapped=?) AND at > ? ORDER BY at DESC LIMIT 1",
+                       (storable(session), storable(command), storable(command),
+                        time.time() - ASK_TTL)).fetchone()
+    return dict(row) if row is not None else None
 
 
 def consume_consent(ledger: Ledger, token: str, *, command: str, session: str) -> str | None:

@@ -162,7 +162,7 @@ def decided_error(a: Approval) -> ApprovalError:
 
 
 def claim(ledger: Ledger, approval_id: str, *, scope: str, session: str,
-          ttl: float | None = None, on_claim=None) -> Approval:
+          ttl: float | None = None, on_claim=None, grant_keys=None) -> Approval:
     """Atomically move a pending approval to `approved` and store its grants.
 
     `on_claim(conn, approval)` runs inside the same transaction (the governor
@@ -184,8 +184,12 @@ def claim(ledger: Ledger, approval_id: str, *, scope: str, session: str,
                         (scope, time.time(), _who(), session, a.id))
         if cur.rowcount != 1:   # cannot happen under the IMMEDIATE lock; fail closed anyway
             raise decided_error(get(ledger, approval_id))
-        add_grants(ledger, a.keys, scope, session, approval_id=a.id, ttl=ttl,
-                   in_transaction=True)
+        # grant_keys: what the yes may grant (gate.grant_items: an ask rule's or an
+        # irreversible action's yes grants its exact argv for the session only).
+        # Where it was approved decides the place: a sandbox yes never covers the host.
+        add_grants(ledger, a.keys if grant_keys is None else grant_keys, scope, session,
+                   approval_id=a.id, ttl=ttl, in_transaction=True,
+                   place="host" if a.where == "host" else "sandbox")
         claimed = get(ledger, approval_id)
         if on_claim is not None:
             on_claim(c, claimed)

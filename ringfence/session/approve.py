@@ -61,7 +61,7 @@ def _approve_bound(pending, approval_id, scope, grant_session, profile, cwd_fd, 
                                note=f"approved (scope {scope}) by {claimed.decided_by}")
 
     claimed = ap.claim(ledger, approval_id, scope=scope, session=grant_session,
-                       on_claim=_resume)
+                       on_claim=_resume, grant_keys=_grant_items(pending, profile, deps))
     if claimed.where == "host":
         # Runs in the very directory whose identity was checked (through its fd, so
         # no later rename or symlink can redirect it), without the person's terminal.
@@ -76,6 +76,20 @@ def _approve_bound(pending, approval_id, scope, grant_session, profile, cwd_fd, 
                   interactive=False)
     return sandbox_execute(req, ledger, deps, streams, claimed.run_id, claimed.keys,
                            approval_id=claimed.id)[0].exit_code
+
+
+def _grant_items(pending, profile, deps) -> tuple[str, ...]:
+    """What this yes may grant: the request's keys, but for an ask rule or an
+    irreversible action only its exact argv, for the session (``gate.grant_items``)."""
+    from ringfence.session.gate import grant_items
+
+    if profile is None:   # a host request: its rules still come from its profile
+        try:
+            profile = deps.load_profile(_profile_ref(pending), workspace=pending.workspace)
+        except Exception:   # irreversible actions are still held exact without it
+            profile = None
+    return grant_items(deps.classify(pending.command), profile, pending.cwd,
+                       keys=pending.keys)
 
 
 def deny(approval_id: str, *, ledger: Ledger) -> ap.Approval:

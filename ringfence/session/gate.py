@@ -172,7 +172,7 @@ def _hidden_code(verdict: Verdict, profile: Profile, grants: frozenset[str],
             from ringfence.classifier import classify
 
             inner = decide(classify(code), profile, grants=grants, context="sandbox",
-                           _depth=depth + 1)
+                           _depth=depth + 1)   # no cwd: inner code is never exactly granted
             if inner.decision != "allow":
                 where = f"inside {f.code} ({code!r})"
                 return Decision(inner.decision, tuple(f"{where}: {r}" for r in inner.reasons),
@@ -185,9 +185,66 @@ def _hidden_code(verdict: Verdict, profile: Profile, grants: frozenset[str],
 
 
 
+def _exact_only(cap: Capability, ask: RuleMatch | None) -> bool:
+    """An ask rule matched, or the action is irreversible: only an exact grant covers."""
+    if ask is not None:
+        return True
+    from ringfence.rfcore.actions import irreversible
+
+    return irreversible(argv_views(cap.key, cap.argv, aliases=True))
+
+
+def _exactly_granted(verdict: Verdict, cap: Capability, grants, cwd) -> bool:
+    if not grants:
+        return False
+    from ringfence.session.ask_grants import exact_token
+
+    token = exact_token(verdict, cap, cwd)
+    return token is not None and token in grants
+
+
+def _reads_outside(cap: Capability, verdict: Verdict, cwd, workspace, home) -> str | None:
+    from ringfence.session.host_reads import reads_outside
+
+    return reads_outside(cap, verdict, cwd=cwd, workspace=workspace, home=home)
+
+
+def grant_items(verdict: Verdict, profile: Profile | None, cwd: str | None, *,
+                keys=None) -> tuple[str, ...]:
+    """What a yes to ``verdict`` may store as grants (issue 20): each capability key
+    (``keys``, default the verdict's), except a capability under an ask rule of
+    ``profile`` or an irreversible action, which gets at most its exact grant
+    (``session.ask_grants``), and nothing when even that is not safe. Without
+    ``keys``, a verdict that is not ``capability`` grants nothing."""
+    if keys is None:
+        if verdict.verdict != "capability":
+            return ()
+        keys = verdict.keys
+    from ringfence.session.ask_grants import exact_token
+
+    rules = compiled_rules(profile) if profile is not None else ()
+    out: list[str] = []
+    for key in keys:
+        caps = [c for c in verdict.capabilities if c.key == key]
+        exact = [c for c in caps if _exact_only(c, _first_match(c, rules, "ask"))]
+        if not exact:
+            out.append(key)
+            continue
+        out.extend(t for c in exact if (t := exact_token(verdict, c, cwd)) is not None)
+    return tuple(dict.fromkeys(out))
+
+
 def decide(verdict: Verdict, profile: Profile, *, grants: frozenset[str] = frozenset(),
-           context: Context = "host", _depth: int = 0) -> Decision:
-    """Decide what happens to ``verdict`` under ``profile`` (see module docstring)."""
+           context: Context = "host", cwd: str | None = None,
+           workspace: str | None = None, home: str | None = None,
+           _depth: int = 0) -> Decision:
+    """Decide what happens to ``verdict`` under ``profile`` (see module docstring).
+
+    ``grants`` holds capability keys and exact grants (``session.ask_grants``); an
+    ask rule or an irreversible action is covered only by an exact grant of the
+    same argv run from ``cwd``, never by a grant of its key. On the host an allow rule
+    covers a file reader only inside ``cwd``, and ``cwd`` inside ``workspace``
+    (``session.host_reads``)."""
     if context not in ("host", "sandbox"):
         raise ValueError(f"unknown gate context {context!r}")
     never = [f for f in verdict.findings if f.code in PERSON_ONLY]
@@ -208,7 +265,9 @@ def decide(verdict: Verdict, profile: Profile, *, grants: frozenset[str] = froze
         return Decision("allow", (f"profile '{profile.name}' runs without a sandbox and "
                                   "asks no approvals (recorded)",))
 
-    asks = [m for c in caps if c.key not in grants and (m := _first_match(c, rules, "ask"))]
+    ask_of = [(c, _first_match(c, rules, "ask")) for c in caps]
+    asks = [m for c, m in ask_of
+            if m is not None and not _exactly_granted(verdict, c, grants, cwd)]
     if context == "sandbox":
         if asks:
             return Decision("ask", tuple(f"`{m.key}` needs approval: {m.describe()}"
@@ -234,23 +293,35 @@ def decide(verdict: Verdict, profile: Profile, *, grants: frozenset[str] = froze
     reasons: list[str] = []
     matched: list[RuleMatch] = list(asks)
     pending = False
-    asked = {m.key for m in asks}
-    for key in verdict.keys:
-        if key in asked:
-            m = next(m for m in asks if m.key == key)
+    for cap, m in ask_of:
+        key = cap.key
+        exact = _exact_only(cap, m)
+        if exact and _exactly_granted(verdict, cap, grants, cwd):
+            reasons.append(f"`{key}` was approved exactly as written for this session")
+        elif m is not None:
             reasons.append(f"`{key}` needs approval: {m.describe()}")
             pending = True
-        elif key in grants:
+        elif not exact and key in grants and (
+                far := _reads_outside(cap, verdict, cwd, workspace, home)) is not None:
+            # A grant of a reader covers reads in the project; on the host a read
+            # outside it (~/.ssh, ..) asks every time (session/host_reads.py).
+            reasons.append(f"`{key}` {far}: its grant covers reads inside the project only")
+            pending = True
+        elif not exact and key in grants:
             reasons.append(f"`{key}` is granted")
-        else:
-            allow = next((m for c in caps if c.key == key
-                          and (m := _first_match(c, rules, "allow"))), None)
+        elif (allow := _first_match(cap, rules, "allow")) is not None \
+                and (outside := _reads_outside(cap, verdict, cwd, workspace, home)) is None:
             # Every invocation of the key must be allowed, not just the first.
-            if allow is not None and all(_first_match(c, rules, "allow")
-                                         for c in caps if c.key == key):
-                matched.append(allow)
-                reasons.append(f"`{key}` is allowed by {allow.describe()}")
-            else:
-                reasons.append(f"needs approval for capability `{key}`")
-                pending = True
-    return Decision("ask" if pending else "allow", tuple(reasons), tuple(matched))
+            matched.append(allow)
+            reasons.append(f"`{key}` is allowed by {allow.describe()}")
+        elif allow is not None:
+            reasons.append(f"`{key}` {outside}: {allow.describe()} covers reads inside "
+                           "the directory it runs in only")
+            pending = True
+        else:
+            reasons.append(f"needs approval for capability `{key}`" + (
+                " (an irreversible action: a grant of the key never covers it)"
+                if exact and key in grants else ""))
+            pending = True
+    return Decision("ask" if pending else "allow", tuple(dict.fromkeys(reasons)),
+                    tuple(dict.fromkeys(matched)))

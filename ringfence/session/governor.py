@@ -38,6 +38,7 @@ from ringfence.session.outcomes import pending_reasons, record_pending, record_r
 from ringfence.session.request import Deps, Outcome, Request, Streams, default_deps, safe
 from ringfence.ledger.grants import active_keys
 from ringfence.ledger.store import Ledger
+from ringfence.session.ask_grants import is_exact
 
 
 class State(Enum):
@@ -73,8 +74,10 @@ class Flow:
     outcome: Outcome | None = None
 
     def decide(self, context: str):
-        self.decision = self.deps.decide(self.verdict, self.req.profile, grants=self.grants,
-                                         context=context)
+        req = self.req
+        self.decision = self.deps.decide(self.verdict, req.profile, grants=self.grants,
+                                         context=context, cwd=req.cwd or os.getcwd(),
+                                         workspace=req.workspace, home=os.environ.get("HOME"))
         return self.decision.decision
 
     def refuse(self, reasons: tuple[str, ...] | None = None) -> State:
@@ -129,7 +132,8 @@ def host_request(f: Flow) -> State:
     if f.verdict.verdict == "helper":
         f.decision = None
         return State.HOST_RUN
-    f.grants = active_keys(f.ledger, f.req.session)
+    # Host grants only: a yes to something that ran in a sandbox never covers the host.
+    f.grants = active_keys(f.ledger, f.req.session, place="host")
     decision = f.decide("host")
     if decision == "deny":
         return f.refuse()
@@ -142,7 +146,7 @@ def host_request(f: Flow) -> State:
 
 def sandbox_request(f: Flow) -> State:
     f.kind, f.parent_id = "sandbox", None   # a sandboxed request starts its own run
-    f.grants = active_keys(f.ledger, f.req.session)
+    f.grants = active_keys(f.ledger, f.req.session, place="sandbox")
     if f.decide("sandbox") == "deny":
         return f.refuse()
     decision = f.decision
@@ -172,7 +176,8 @@ def sandbox_run(f: Flow) -> State:
     from ringfence.session.in_sandbox import execute, looks_like_boundary
 
     run_id = f.start_run("running", f.decision.to_json())
-    outcome, result = execute(f.req, f.ledger, f.deps, f.streams, run_id, f.verdict.keys,
+    keys = (*f.verdict.keys, *filter(is_exact, f.grants))   # the runner re-checks the gate
+    outcome, result = execute(f.req, f.ledger, f.deps, f.streams, run_id, keys,
                               approved=f.approved)
     if (f.req.profile.host == "escalate" and outcome.state == "failed"
             and looks_like_boundary(result)):

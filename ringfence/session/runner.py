@@ -117,7 +117,7 @@ def prepare(argv: Sequence[str] | None = None, *, command: str | None = None,
         inner = big_command(command)
     if verdict is None or getattr(verdict, "command", None) != text:
         verdict = classify(text)
-    decision = decide(verdict, prof, grants=grants, context="sandbox")
+    decision = decide(verdict, prof, grants=grants, context="sandbox", cwd=cwd or os.getcwd())
     kind = decision.decision
     if kind == "ask" and approved:
         # A person approved this exact text (`approve`, or a Claude Code consent):

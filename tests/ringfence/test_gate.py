@@ -46,7 +46,9 @@ TF = verdict("capability", cap("terraform", "destroy", "-auto-approve", key="ter
 CASES = [
     ("helper/host", HELPER, (), "host", ("allow", "allow", "allow", "allow", "allow")),
     ("helper/sandbox", HELPER, (), "sandbox", ("allow",) * 5),
-    ("capability/host", LS, (), "host", ("ask", "ask", "deny", "ask", "allow")),
+    # The built-ins allow read-only programs on the host (observe.toml, issue 20):
+    # `ls -la` in the cwd runs; longbridge still asks.
+    ("capability/host", LS, (), "host", ("allow", "allow", "deny", "allow", "allow")),
     ("capability/sandbox", LS, (), "sandbox", ("allow",) * 5),
     ("granted/host", LS, ("ls",), "host", ("allow", "allow", "deny", "allow", "allow")),
     ("half-granted/host", TWO, ("ls",), "host", ("ask", "ask", "deny", "ask", "allow")),
@@ -67,10 +69,12 @@ CASES = [
     ("write/sandbox", WRITE, (), "sandbox", ("allow",) * 5),
     ("irreversible/host", PUSH, (), "host", ("ask", "ask", "deny", "ask", "allow")),
     ("irreversible/sandbox", PUSH, (), "sandbox", ("ask", "ask", "deny", "ask", "allow")),
+    # A grant of the key never covers an ask rule or an irreversible action (issue 20):
+    # only an exact grant of that argv does (tests/ringfence/test_ask_grants.py).
     ("irreversible-granted/host", PUSH, ("git push",), "host",
-     ("allow", "allow", "deny", "allow", "allow")),
+     ("ask", "ask", "deny", "ask", "allow")),
     ("irreversible-granted/sandbox", PUSH, ("git push",), "sandbox",
-     ("allow", "allow", "deny", "allow", "allow")),
+     ("ask", "ask", "deny", "ask", "allow")),
     ("global-options/sandbox", PUSH_GLOBAL, (), "sandbox", ("ask", "ask", "deny", "ask", "allow")),
     ("path-qualified/sandbox", PUSH_PATH, (), "sandbox",
      ("ask", "ask", "deny", "ask", "allow")),
@@ -92,7 +96,7 @@ def test_gate_table(label, v, grants, context, expected):
 def test_reasons_cite_rule_source_and_codes():
     d = decide(PUSH, PROFILES["build"], context="sandbox")
     assert d.reasons == ("`git push` needs approval: ask rule 'git push **' at "
-                         "builtin/observe.toml:17",)
+                         "builtin/observe.toml:30",)
     assert d.to_json() == {"decision": "ask", "reasons": list(d.reasons)}
     assert [(m.action, m.pattern, m.key) for m in d.matched] == [("ask", "git push **",
                                                                   "git push")]
@@ -193,7 +197,11 @@ def test_end_to_end_through_the_classifier():
     assert v.keys == ("git push",)
     assert decide(v, build, context="sandbox").decision == "ask"
     assert decide(v, strict, context="sandbox").decision == "deny"
-    v = classify("cd src && ls -la")
+    v = classify("cd src && ls -la")          # read-only, in the project: allowed on the host
+    assert decide(v, build).decision == "allow"
+    v = classify("cd .. && ls -la")           # ... but not after leaving it (issue 20)
+    assert decide(v, build).decision == "ask"
+    v = classify("cd src && longbridge news X")
     assert decide(v, build).decision == "ask"
     assert decide(v, build, grants=frozenset(v.keys)).decision == "allow"
     v = classify("echo $(whoami)")

@@ -65,7 +65,7 @@ class Decision:
         return {"decision": self.decision, "reasons": list(self.reasons)}
 
 
-def fake_decide(v, profile, *, grants=frozenset(), context="host"):
+def fake_decide(v, profile, *, grants=frozenset(), context="host", cwd=None, **_):
     """The gate's contract: deny > ask > allow; grants cover capability keys."""
     rules = {r.pattern: r.action for r in profile.rules}
     if any(rules.get(k) == "deny" for k in v.keys):
@@ -74,7 +74,10 @@ def fake_decide(v, profile, *, grants=frozenset(), context="host"):
         if v.verdict == "capability" and all(k in grants for k in v.keys):
             return Decision("allow", ("granted",))
         return Decision("ask", ("host access needs approval",))
-    held = [k for k in v.keys if rules.get(k) == "ask" and k not in grants]
+    # An ask rule is covered only by an exact grant of the same argv (issue 20).
+    exact = {tuple(json.loads(g)["argv"]) for g in grants if g.startswith('{"argv"')}
+    held = [c.key for c in v.capabilities
+            if rules.get(c.key) == "ask" and tuple(c.argv) not in exact]
     return Decision("ask", (f"rule asks for {held[0]}",)) if held else Decision("allow")
 
 

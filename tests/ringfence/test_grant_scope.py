@@ -63,7 +63,7 @@ def test_granted_git_log_does_not_cover_output_file(host):
 
 def test_granted_find_does_not_cover_delete(host):
     tmp, ws = host
-    keep = tmp / "keep"
+    keep = ws / "keep"          # in the project: a reader's grant covers reads there only
     (keep / "sub").mkdir(parents=True)
     (keep / "sub" / "f").write_text("x")
     grant("find")

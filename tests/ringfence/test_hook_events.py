@@ -80,7 +80,7 @@ def test_one_yes_grants_the_capability_for_that_claude_session(env):
     assert decision(env, "longbridge quote X", sid="sess-B", tid="toolu_3") == "ask"
     assert decision(env, "./longbridge quote X", tid="toolu_4") == "ask"
     grants = rows(env, "SELECT key, scope, session FROM grants")
-    assert grants == [{"key": "longbridge", "scope": "session", "session": "claude-sess-A"}]
+    assert grants == [{"key": "[sandbox] longbridge", "scope": "session", "session": "claude-sess-A"}]
     post = rows(env, "SELECT * FROM hook_events WHERE event='PostToolUse'")
     assert [(p["tool_use_id"], p["decision"], json.loads(p["keys"])) for p in post] == [
         ("toolu_1", "approved", ["longbridge"])]
@@ -111,8 +111,8 @@ def test_a_post_for_another_command_grants_nothing(env):
     send(env, event("PostToolUse", "longbridge quote X", tid="toolu_1"))
     # A Post with an id that never asked, or from another session, settles nothing.
     send(env, event("PostToolUse", "rm x", tid="toolu_never"))
-    assert decision(env, "git status", tid="toolu_2") == "ask"
-    send(env, event("PostToolUse", "git status", tid="toolu_2", sid="sess-OTHER"))
+    assert decision(env, "make test", tid="toolu_2") == "ask"
+    send(env, event("PostToolUse", "make test", tid="toolu_2", sid="sess-OTHER"))
     assert rows(env, "SELECT * FROM grants") == []
     assert [r["decision"] for r in rows(
         env, "SELECT decision FROM hook_events WHERE event='PostToolUse' ORDER BY seq")] == [

@@ -183,7 +183,7 @@ def test_hook_with_grants_keeps_heavy_modules_off_its_path(tmp_path):
              "tool_use_id": "toolu_1", "tool_input": {"command": "git status 2>&1 | head -20"},
              "cwd": str(tmp_path)}
     env = dict(os.environ, RF_MODULES_OUT=str(out), RINGFENCE_HOME=str(tmp_path / "home"),
-               HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "cfg"),
+               HOME=str(tmp_path / "h"), XDG_CONFIG_HOME=str(tmp_path / "cfg"),
                RF_ARGV=json.dumps(["hook", "claude-code", "--profile", "build"]))
     for name in ("RINGFENCE_DEBUG", "RINGFENCE_SESSION", "RINGFENCE_PROFILE"):
         env.pop(name, None)

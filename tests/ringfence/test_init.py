@@ -54,27 +54,28 @@ def contains(big, small) -> bool:
 
 def test_round_trip_keeps_every_user_key_and_is_idempotent(proj):
     path = proj / ".claude" / "settings.json"
+    local = proj / ".claude" / "settings.local.json"
     before = path.read_text()
-    dry = init(proj, "--project", "--profile", "build", "--dry-run")
+    dry = init(proj, "--project", "--profile", "build", "--no-wrap", "--dry-run")
     assert dry.returncode == 0, dry.stderr
-    assert "+    \"failIfUnavailable\": true," in dry.stdout and "nothing was written" in dry.stdout
-    assert path.read_text() == before                         # --dry-run changes nothing
-    r = init(proj, "--project", "--profile", "build")
+    # Without --wrap, Claude Code's own sandbox block goes to the personal settings.
+    assert "+    \"failIfUnavailable\": true," in dry.stdout and "not written" in dry.stdout
+    assert path.read_text() == before and not local.exists()   # --dry-run changes nothing
+    r = init(proj, "--project", "--profile", "build", "--no-wrap")
     assert r.returncode == 0, r.stderr
     data = json.loads(path.read_text())
     assert contains(data, USER_SETTINGS)
-    assert data["sandbox"]["failIfUnavailable"] is True
-    assert "Bash(git push *)" in data["permissions"]["ask"]
+    assert json.loads(local.read_text())["sandbox"]["failIfUnavailable"] is True
     for event in ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
                   "PermissionDenied"):
         ours = [h["command"] for e in data["hooks"][event] for h in e["hooks"]
                 if "hook claude-code" in h["command"]]
-        assert len(ours) == 1 and ours[0].endswith("hook claude-code --profile build")
+        assert ours == ["ringfence hook claude-code --profile build"]
     assert not any(k.startswith("_") for k in data)
-    once = path.read_text()
-    again = init(proj, "--project", "--profile", "build")
-    assert again.returncode == 0 and "already up to date" in again.stdout
-    assert path.read_text() == once
+    once = path.read_text(), local.read_text()
+    again = init(proj, "--project", "--profile", "build", "--no-wrap")
+    assert again.returncode == 0 and again.stdout.count("already up to date") == 2
+    assert (path.read_text(), local.read_text()) == once
     # Another profile or --wrap updates our entry in place: still one per event.
     wrap = init(proj, "--project", "--profile", "strict", "--wrap")
     assert wrap.returncode == 0, wrap.stderr
@@ -82,16 +83,20 @@ def test_round_trip_keeps_every_user_key_and_is_idempotent(proj):
     pre = [h["command"] for e in data["hooks"]["PreToolUse"] for h in e["hooks"]]
     assert len(pre) == 1 and pre[0].endswith("--profile strict --wrap")
     assert contains(data, USER_SETTINGS)
+    assert "sandbox" not in json.loads(local.read_text())     # never nested (issue 20)
 
 
 def test_user_scope_leaves_out_workspace_paths(proj, tmp_path):
     home = tmp_path / "home"
-    r = init(proj, "--user", "--profile", "build", home=home)
+    r = init(proj, "--user", "--profile", "build", "--no-wrap", home=home)
     assert r.returncode == 0, r.stderr
     data = json.loads((home / ".claude" / "settings.json").read_text())
     text = json.dumps(data)
     assert str(proj) not in text and "~/.ssh" in text
     assert data["sandbox"]["failIfUnavailable"] is True
+    r = init(proj, "--user", "--profile", "build", home=home)      # --wrap, the default
+    data = json.loads((home / ".claude" / "settings.json").read_text())
+    assert "sandbox" not in data and "removing its enabled 'sandbox' block" in r.stdout
 
 
 def test_unreadable_settings_change_nothing(proj):

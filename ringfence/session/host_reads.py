@@ -1,0 +1,102 @@
+"""Reads on the host stay in the project (issue 20 §3).
+
+The built-in profiles allow read-only programs on the host (observe.toml's
+``commands.allow``: ``ls``, ``cat``, ``grep``, ``git status``, ``sed -n``, ...), so
+``ringfence hook claude-code`` without ``--wrap`` does not prompt for them, as
+stock Claude Code does not. On the host nothing masks ``~/.ssh``, so an allow
+rule covers such a program only while every path it is given stays inside the
+directory it runs in, and that directory is inside the project: an operand or
+option value that is absolute outside the project (``/etc``), starts at a home directory (``~``), holds
+an expansion (``$HOME``) or climbs out (``..``, ``.*``), a file it reads by
+redirection (``< ~/.aws/credentials``), a ``cd ..`` before it, or a working
+directory outside the project (Claude's shell after ``cd ~``) makes it ask.
+A symlink inside the project that points out is not seen (known problem: run
+with ``--wrap``, the default, where the sandbox masks credential stores).
+
+Applies to the programs in :data:`READERS` (by basename), whatever rule or grant
+covers them: a yes to `cat ../notes` grants `cat`, which then covers reads inside
+the project only; on the host a read outside it asks every time. Pure: stdlib only.
+"""
+
+from __future__ import annotations
+
+from ringfence.rfcore.actions import READERS
+
+
+# Options that hand the program a script or make it write, which an allow rule's
+# pattern cannot see into: `sed -f s.sed` may hold a `w` command, `file -C` writes
+# a magic file. The program asks instead.
+_OPAQUE = {"sed": ("-f", "--file", "-i", "--in-place", "-s"), "file": ("-C", "--compile")}
+_GLOB = frozenset("*?[")
+
+
+def _escapes(word: str, root: str | None = None) -> bool:
+    if word.startswith("/") and root and not any(c in word for c in "$`{*?["):
+        import os
+
+        path = os.path.normpath(word)       # an absolute path inside the project is in
+        return path != root and not path.startswith(root.rstrip("/") + "/")
+    if word.startswith(("/", "~")) or any(c in word for c in "$`{"):
+        return True     # absolute, a home, or an expansion whose value is unknown
+    for part in word.replace("\\", "/").split("/"):
+        # `..`, and a glob that can match it (`.*`, `.?`, `.[.]`)
+        if part == ".." or (part.startswith(".") and any(c in _GLOB for c in part)):
+            return True
+    return False
+
+
+def _moves_out(verdict) -> str | None:
+    """A `cd`/`pushd`/`popd` in the command that leaves the directory: `cd ..`,
+    `cd /`, a bare `cd` (home), `popd` (unknown)."""
+    for d in verdict.decorations:
+        words = d.text.split()
+        while words and words[0] in ("builtin", "command"):
+            words = words[1:]
+        if not words or words[0] not in ("cd", "pushd", "popd"):
+            continue
+        target = [w for w in words[1:] if not w.startswith("-")]
+        if words[0] == "popd" or not target or _escapes(target[0].strip("'\"")):
+            return f"runs after `{d.text}`, outside the directory it was asked in"
+    return None
+
+
+def cwd_outside(cwd: str | None, workspace: str | None, home: str | None) -> str | None:
+    """The working directory is not inside the project (or the project is / or home)."""
+    import os
+
+    if not cwd or not workspace:
+        return None
+    cwd, ws = os.path.realpath(cwd), os.path.realpath(workspace)
+    if ws == "/" or (home and ws == os.path.realpath(home)):
+        return f"runs in {cwd}, and the project is {ws}"
+    if cwd != ws and not cwd.startswith(ws.rstrip("/") + "/"):
+        return f"runs in {cwd}, outside the project {ws}"
+    return None
+
+
+def reads_outside(cap, verdict=None, *, cwd: str | None = None,
+                  workspace: str | None = None, home: str | None = None) -> str | None:
+    """Why an allow rule cannot cover ``cap`` on the host (the first path it would read
+    outside its working directory, or an opaque option), or None."""
+    if not cap.argv or cap.argv[0].rsplit("/", 1)[-1] not in READERS:
+        return None
+    where = cwd_outside(cwd, workspace, home) or (_moves_out(verdict) if verdict else None)
+    if where:
+        return where
+    import os
+
+    root = os.path.realpath(workspace) if workspace else None
+    opaque = _OPAQUE.get(cap.argv[0].rsplit("/", 1)[-1], ())
+    for word in cap.argv[1:]:
+        if any(word == o or word.startswith(o + "=") for o in opaque):
+            return f"takes `{word}`, a script or an output the rule cannot see into"
+        value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+        if _escapes(value, root):
+            return f"would read {word!r}, outside the directory it runs in"
+    for effect in cap.effects:
+        if effect.startswith("read:") and _escapes(effect[5:], root):
+            return f"would read {effect[5:]!r}, outside the directory it runs in"
+    return None
+
+
+__all__ = ["READERS", "reads_outside"]
