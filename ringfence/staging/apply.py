@@ -193,7 +193,8 @@ def _judge(registry, rel: str, upath: str | None, ust, lpath: str, lst) -> tuple
         if special:
             return f"{special}: the host's tools would open or obey it", None
     hit = registry.lookup(rel)
-    from ringfence.staging.judges import judge, judge_link
+    from ringfence.staging.judges import judge
+    from ringfence.staging.links import judge_link
 
     link = None
     if ust is not None and stat.S_ISLNK(ust.st_mode):
