@@ -48,7 +48,7 @@ def state_dir_check(Check, state: str):
 def ledger_check(Check, state: str):
     import sqlite3
 
-    from ringfence.ledger.store.readonly import open_readonly
+    from ringfence.ledger.readonly import open_readonly
     from ringfence.rfcore.errors import LedgerError
 
     path = os.path.join(state, "ledger.db")
