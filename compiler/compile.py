@@ -157,6 +157,13 @@ def compile_profile(profile: Profile, workspace: str | None, host, *,
                 f"writable path {path} resolves through a symbolic link to {fact.real}, "
                 "outside the workspace; refusing to make it writable (RF603)",
                 hint="point the profile at the real directory, or remove the link")
+        if (not is_ws and ws_real and _inside(fact.real, ws_real)
+                and "{workspace}" in profile.filesystem.writable):
+            # Bound on its own it would be written past the stage, unjudged: it is
+            # writable through the staged workspace instead.
+            notes.append(Note("RF646", f"writable {path} lies inside the workspace: staged "
+                              "with it, not bound on its own"))
+            continue
         roots.append(fact.real)
 
     # The home: an empty tmpfs, then the toolchain allowlist read-only and the

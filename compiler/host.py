@@ -84,6 +84,7 @@ class HostFacts:
     # Where the workspace-secrets walk keeps its directory cache ("" = no cache):
     # under the private pattern cache, so no sandbox can read or forge it.
     mask_cache: str = ""
+    mask_key: str = ""          # the cache's keyed-digest key, in the state dir
     # Secret-named links in the workspace whose target is outside it: (link, target).
     # Not followed, not masked; compile reports them (RF660).
     unmasked_links: tuple[tuple[str, str], ...] = ()
@@ -115,7 +116,7 @@ class HostFacts:
         plain, patterns = wanted_paths(profile, workspace, self)
         plain = plain + [p for _, p, _ in self.ca_files]
         outside: list[tuple[str, str]] = []
-        globs = expand_globs(patterns, self.mask_cache, outside)
+        globs = expand_globs(patterns, self.mask_cache, outside, self.mask_key)
         everything = set(plain)
         for found in globs.values():
             everything.update(found)
@@ -188,8 +189,8 @@ def expand_glob(pattern: str) -> tuple[str, ...]:
     return tuple(sorted(glob.glob(pattern, recursive=True, include_hidden=True)))
 
 
-def expand_globs(patterns, cache_dir: str = "",
-                 outside: list | None = None) -> dict[str, tuple[str, ...]]:
+def expand_globs(patterns, cache_dir: str = "", outside: list | None = None,
+                 key_path: str = "") -> dict[str, tuple[str, ...]]:
     """Expand every pattern. ``PREFIX/**/NAME`` patterns that share a prefix (Strict's
     workspace secrets) are matched in ONE walk of the prefix instead of one walk
     each, which never follows a symbolic link and lists only the directories that
@@ -207,7 +208,7 @@ def expand_globs(patterns, cache_dir: str = "",
         else:
             out[pat] = expand_glob(pat)
     for prefix, items in by_prefix.items():
-        found, links = secretmasks.find(prefix, items, cache_dir)
+        found, links = secretmasks.find(prefix, items, cache_dir, key_path)
         if outside is not None:
             outside.extend(links)
         for pat, _ in items:
@@ -294,7 +295,7 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
     import pwd
 
     from ringfence.rfcore import credentials
-    from ringfence.rfcore.paths import pattern_cache_dir, private_dirs, tooling_dir
+    from ringfence.rfcore.paths import pattern_cache_dir, private_dirs, state_dir, tooling_dir
 
     uid, gid = os.getuid(), os.getgid()
     try:
@@ -320,6 +321,7 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
             + [p for h in others for p, _ in credentials.locations(h, {})])),
         other_homes=others,
         secret_env=credentials.secret_valued(env),
+        mask_key=os.path.join(state_dir(env), "mask.key"),
         seccomp=_seccomp_in_kernel(), userns=plausible if uid != 0 else True,
         userns_detail=detail, apparmor_userns_restricted=restricted)
     if not full:

@@ -107,11 +107,24 @@ def cache_file(cache_dir: str, root: str, names: list[str]) -> str:
     return os.path.join(cache_dir, f"secrets-{key:016x}.bin")
 
 
-def _load(path: str, root: str, names: list[str]) -> tuple[dict, list] | None:
-    """(dirs, known masks), or None if there is no usable cache."""
+def _key(path: str, key_path: str) -> bytes | None:
+    from .cacheseal import load_key
+
+    return load_key(key_path or os.path.join(os.path.dirname(path), ".mask.key"))
+
+
+def _load(path: str, root: str, names: list[str], key: bytes | None = None
+          ) -> tuple[dict, list] | None:
+    """(dirs, known masks), or None if there is no usable cache (or it does not
+    carry this state dir's keyed digest: compiler/cacheseal.py)."""
+    from .cacheseal import unseal
+
     try:
         with open(path, "rb") as fh:
-            data = marshal.loads(fh.read())
+            raw = unseal(key, fh.read())
+        if raw is None:
+            return None
+        data = marshal.loads(raw)
         if (data.get("v") != VERSION or data.get("root") != root
                 or data.get("names") != sorted(names)):
             return None
@@ -125,14 +138,19 @@ def _load(path: str, root: str, names: list[str]) -> tuple[dict, list] | None:
     return None
 
 
-def _save(path: str, root: str, names: list[str], dirs: dict, known: list) -> None:
+def _save(path: str, root: str, names: list[str], dirs: dict, known: list,
+          key: bytes | None = None) -> None:
+    from .cacheseal import seal
+
+    if key is None:
+        return
     data = {"v": VERSION, "root": root, "names": sorted(names), "dirs": dirs, "known": known}
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "wb") as fh:
-            fh.write(marshal.dumps(data))
+            fh.write(seal(key, marshal.dumps(data)))
         os.replace(tmp, path)
     except OSError:
         try:
@@ -271,12 +289,13 @@ class _Any:
             return False
 
 
-def find(prefix: str, items: list[tuple[str, str]], cache_dir: str = ""):
+def find(prefix: str, items: list[tuple[str, str]], cache_dir: str = "", key_path: str = ""):
     """Expand ``PREFIX/**/NAME`` patterns over the workspace ``prefix``.
 
     Returns ``(found, outside)``: pattern -> real paths inside the workspace to
     mask, and ``[(link, target)]`` for secret-named links that point outside it
-    (not masked). ``cache_dir`` "" walks without a cache."""
+    (not masked). ``cache_dir`` "" walks without a cache; ``key_path``: the cache's
+    key (in the state dir; "" keeps it beside the cache, for tests)."""
     import fnmatch
 
     declared = os.path.abspath(prefix).rstrip("/") or "/"
@@ -289,7 +308,8 @@ def find(prefix: str, items: list[tuple[str, str]], cache_dir: str = ""):
     if not os.path.isdir(root):
         return found, outside
     path = cache_file(cache_dir, root, names) if cache_dir else ""
-    loaded = _load(path, root, names) if path else None
+    key = _key(path, key_path) if path else None
+    loaded = _load(path, root, names, key) if path else None
     # Without a usable cache there is no memory of earlier masks, so a secret
     # moved into node_modules could not be noticed: search the pruned trees too.
     memory = loaded is not None
@@ -341,7 +361,7 @@ def find(prefix: str, items: list[tuple[str, str]], cache_dir: str = ""):
         except OSError:
             pass
     if path and (new != old or masks != known):
-        _save(path, root, names, new, masks)
+        _save(path, root, names, new, masks, key)
     for pat in found:
         found[pat] = sorted(set(found[pat]))
     return found, sorted(set(outside))

@@ -52,3 +52,37 @@ def _system_dir(real: str) -> str | None:
         if real == d or real.startswith(d + "/"):
             return d
     return None
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def refuse_private_state_inside(profile: Profile, workspace: str, home: str, env) -> None:
+    """ringfence's private state (ledger, grants, stages, the mask cache and its key)
+    never sits inside what a sandbox may write: a run that could rewrite them could
+    forge a grant or unmask a secret. Refused with RF645 (exit 125), whatever
+    RINGFENCE_HOME / XDG_STATE_HOME / XDG_CACHE_HOME say. (A writable root inside
+    the workspace is staged with it: compile drops its own bind, RF646.)"""
+    if not profile.sandbox:
+        return
+    from ringfence.compiler.compile import _tooling_dir, _writable_templates, expand
+    from ringfence.rfcore.paths import pattern_cache_dir, state_dir, tooling_dir
+
+    ws = os.path.realpath(workspace)
+    ctx = {"workspace": ws, "tooling": _tooling_dir(profile, home, tooling_dir(env)),
+           "home": home}
+    roots = [os.path.realpath(p) for t in _writable_templates(profile)
+             if (p := expand(t, **ctx))]
+    state, cache = os.path.realpath(state_dir(env)), os.path.realpath(pattern_cache_dir(env))
+    stages = os.path.join(state, "stage")
+    for private, what in ((state, "state dir (ledger, grants, stages)"),
+                          (cache, "mask and pattern cache")):
+        for root in roots:
+            # private inside a writable root; or a root that IS it, or holds stages
+            if _under(private, root) or _under(root, stages) or _under(root, cache):
+                raise SandboxError(
+                    f"ringfence's {what} {private} is inside the writable {root} (or holds "
+                    "it): a sandboxed run could rewrite it; nothing was run (RF645)",
+                    hint="point RINGFENCE_HOME (or XDG_STATE_HOME / XDG_CACHE_HOME) "
+                         "outside the workspace and the tooling dir")

@@ -48,7 +48,8 @@ class Rule:
 # its family's modules: the classifier's hot path needs a finding's summary,
 # never the lint and backend rules.
 _MODULES = (("RF0", "failclosed"), ("RF1", "onetime"), ("RF1", "effects"), ("RF2", "capability"),
-            ("RF3", "decoration"), ("RF5", "lint"), ("RF6", "backend"))
+            ("RF3", "decoration"), ("RF5", "lint"), ("RF6", "backend"),
+            ("RF6", "staging"))
 
 
 class _Registry(Mapping):

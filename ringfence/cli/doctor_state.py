@@ -125,4 +125,16 @@ def state_checks(Check, state: str) -> tuple[list, bool]:
         out.append(ledger_check(Check, state))
         out.append(stage_space_check(Check, state))
         out.append(leftover_check(Check, state))
+        out.append(unsettled_check(Check, state))
     return out, usable
+
+
+def unsettled_check(Check, state: str):
+    """Stages kept because settling them failed (RF644) or was cut short (RF642)."""
+    from ringfence.staging import mount as staging
+
+    kept = staging.unsettled(state)
+    return Check("unsettled stages", not kept, False,
+                 "none" if not kept else "; ".join(f"{p}: {why}" for p, why in kept),
+                 "" if not kept else "nothing of them was applied: inspect the stage dir, "
+                 "then remove it")

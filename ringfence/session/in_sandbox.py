@@ -57,7 +57,8 @@ def execute(req, ledger, deps, streams, run_id, keys, approval_id=None, approved
     started = time.monotonic()
     try:
         result = _call_runner(req, deps, streams, keys,
-                              approved=approved or approval_id is not None)
+                              approved=approved or approval_id is not None,
+                              on_ran=_on_ran(ledger, run_id, started, approval_id))
     except SettleError as exc:
         # It ran; its writes are kept in the stage, unapplied. Recorded as failed.
         ledger.append_event(run_id, "failed", exit_code=EXIT_UNSAFE,
@@ -82,7 +83,17 @@ def execute(req, ledger, deps, streams, run_id, keys, approval_id=None, approved
                            approval_id)
 
 
-def _call_runner(req, deps, streams, keys, approved=False):
+def _on_ran(ledger, run_id, started, approval_id):
+    """Record that the command ran (its exit code) BEFORE its staged writes are
+    settled: a settle that is killed or fails still leaves what ran in the ledger."""
+    def on_ran(res) -> None:
+        ledger.append_event(run_id, "running", exit_code=getattr(res, "exit_code", None),
+                            duration=time.monotonic() - started, approval_id=approval_id,
+                            note="the command exited; settling its staged writes")
+    return on_ran
+
+
+def _call_runner(req, deps, streams, keys, approved=False, on_ran=None):
     # The runner re-checks the gate itself. We have already decided (with this
     # session's grants, or a person's approval), so the keys of what we run are
     # passed as grants: ask rules no longer hold it, deny rules still do.
@@ -91,7 +102,9 @@ def _call_runner(req, deps, streams, keys, approved=False):
                             profile=req.profile, workspace=req.workspace,
                             timeout=req.timeout, grants=frozenset(keys),
                             out=streams.out, err=streams.err, cwd=req.cwd,
-                            approved=approved, **_stdin_kw(req))
+                            approved=approved, **_stdin_kw(req),
+                            **({"on_ran": on_ran} if on_ran is not None and getattr(
+                                deps.run_sandbox, "accepts_on_ran", False) else {}))
 
 
 def _stdin_kw(req) -> dict:

@@ -85,6 +85,7 @@ def default_deps() -> Deps:
         text = command if command is not None else shlex.join(argv or ())
         return run(argv, command=command, verdict=verdicts.get(text), **kwargs)
 
+    run_sandbox.accepts_on_ran = True      # the real runner records before settling
     return Deps(classify_once, decide, run_sandbox, load_profile)
 
 

@@ -167,6 +167,9 @@ def compile_for(profile, workspace: str, env: Mapping[str, str], cwd: str | None
 
     host = probe(env=env)
     _refuse_broad_workspace(profile, workspace, host.home)
+    from ringfence.compiler.writable import refuse_private_state_inside
+
+    refuse_private_state_inside(profile, workspace, host.home, env)
     if profile.sandbox and profile.tooling.enabled:
         # The tooling dir is a declared cache dir, not a placeholder: create it so
         # the writable bind has a source.
@@ -189,7 +192,8 @@ def _refuse_broad_workspace(profile, workspace: str, home: str) -> None:
 
 def execute_prepared(p: Prepared, *, timeout: float | None = None,
                      stdin: bytes | int | IO | None = None, capture: bool = False,
-                     out: IO[bytes] | None = None, err: IO[bytes] | None = None) -> RunResult:
+                     out: IO[bytes] | None = None, err: IO[bytes] | None = None,
+                     on_ran=None) -> RunResult:
     from ringfence.compiler.execute import execute
 
     if p.spec is None:
@@ -210,8 +214,14 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
         # The sandbox is gone: record exactly what it wrote, apply what is harmless,
         # keep what the host would obey (held) in the stage for a person.
         from ringfence.compiler.execute import warn
+        from ringfence.rfcore.notes import Note
         from ringfence.staging.settle import settle
 
+        if on_ran is not None:
+            try:
+                on_ran(res)         # the ledger learns what ran before settling
+            except Exception as exc:  # noqa: BLE001 - recording must not lose the run
+                warn(Note("RF644", f"could not record the run before settling ({exc})"))
         rel_hits = tuple(h for h in res.secret_hits if not h.startswith("/"))
         try:
             settled = settle(res.stage, p.profile, p.env, rel_hits)
@@ -299,7 +309,8 @@ def run(argv: Sequence[str] | None = None, *, command: str | None = None, profil
         env: Mapping[str, str] | None = None, stdin: bytes | int | IO | None = None,
         capture: bool = False, grants: frozenset = frozenset(),
         out: IO[bytes] | None = None, err: IO[bytes] | None = None,
-        verdict=None, cwd: str | None = None, approved: bool = False) -> RunResult:
+        verdict=None, cwd: str | None = None, approved: bool = False,
+        on_ran=None) -> RunResult:
     """Run ``argv`` (or a bash ``command`` string) under ``profile``.
 
     ``profile``: a built-in name, a TOML path, a Profile, or None for the
@@ -314,7 +325,8 @@ def run(argv: Sequence[str] | None = None, *, command: str | None = None, profil
         # pending approval for an "ask", and execute_prepared() once approved.
         return RunResult(EXIT_WAITING, "waiting_for_approval", p.profile.name, "ask",
                          p.reasons, p.verdict)
-    return execute_prepared(p, timeout=timeout, stdin=stdin, capture=capture, out=out, err=err)
+    return execute_prepared(p, timeout=timeout, stdin=stdin, capture=capture, out=out, err=err,
+                            on_ran=on_ran)
 
 
 def describe_refusal(result: RunResult) -> str:

@@ -12,6 +12,11 @@ compares each entry with the workspace (the overlay's lower layer):
 * everything else is created or modified.
 
 Each change is judged by ``ringfence.staging.judges``; a held one stays in the stage.
+Git directories are found by git's own rule in the tree the host will see
+(``ringfence/staging/git/discovery.py``), not only by the name ``.git``; a
+repository the run created is judged whole. FIFOs, sockets and device nodes are
+held. The walk is iterative and computes each new subtree's verdict once, so a
+tree of any depth costs O(entries); ``deadline`` bounds it (``Overrun``).
 
 ``apply_plan`` moves the rest into the workspace: a new directory whose whole
 subtree is harmless is renamed in one step (copied when the stage is on another
@@ -25,15 +30,15 @@ anywhere on the way (``.git -> ~/.ssh``, ``x -> ~``) makes the step fail
 
 from __future__ import annotations
 
-import errno
 import os
-import shutil
 import stat
 
 from ringfence.rfcore.records import field, record
+from ringfence.staging.git.discovery import whiteout
 
 OPAQUE = ("user.overlay.opaque", "trusted.overlay.opaque")
 READ_LIMIT = 1 << 20          # judged files larger than this are held unread
+INDEX_LIMIT = 256 << 20       # but a git index is read whole (rfcore/gitindex.MAX_INDEX)
 
 
 @record
@@ -54,10 +59,6 @@ class Plan:
     @property
     def held(self) -> list:
         return [a for a in self.actions if a.held]
-
-
-def _whiteout(st) -> bool:
-    return stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
 
 
 def _opaque(path: str) -> bool:
@@ -98,6 +99,16 @@ def _same(u: str, ust, l: str, lst) -> bool:
                 return True
 
 
+def _same_bytes(a: str, b: str) -> bool:
+    with open(a, "rb") as x, open(b, "rb") as y:
+        while True:
+            p, q = x.read(1 << 20), y.read(1 << 20)
+            if p != q:
+                return False
+            if not p:
+                return True
+
+
 def _lower_tree(path: str, rel: str) -> list[str]:
     """Every path below (and including) a workspace path, never following links."""
     out: list[str] = []
@@ -124,77 +135,195 @@ def _lower_tree(path: str, rel: str) -> list[str]:
     return out
 
 
-def _content(path: str, st) -> bytes | None:
+def _content(path: str, st, limit: int = READ_LIMIT) -> bytes | None:
     if st is None or stat.S_ISDIR(st.st_mode):
         return None
     if stat.S_ISLNK(st.st_mode):
         return os.fsencode(os.readlink(path))
     if not stat.S_ISREG(st.st_mode):
         return b""
-    if st.st_size > READ_LIMIT:
+    if st.st_size > limit:
         return None
     with open(path, "rb") as fh:
         return fh.read()
 
 
-def plan(upper: str, workspace: str, registry) -> Plan:
+class Overrun(Exception):
+    """Planning went past its time bound (settle records it as RF644)."""
+
+
+class _Ctx:
+    def __init__(self, registry, deadline: float | None) -> None:
+        self.registry = registry
+        self.deadline = deadline
+        self.ticks = 0
+        self.verdicts: dict[str, str | None] = {}     # new dir -> first hold reason below
+        self.paths: dict[str, list[str]] = {}         # new top dir -> what it creates
+
+    def tick(self) -> None:
+        self.ticks += 1
+        if self.deadline is not None and (self.ticks & 255) == 1:
+            import time
+
+            if time.monotonic() > self.deadline:
+                raise Overrun(f"settling stopped after {self.ticks} entries: over its time bound")
+
+
+def plan(upper: str, workspace: str, registry, deadline: float | None = None) -> Plan:
+    """The plan of a stage; ``deadline`` (time.monotonic()) bounds it (Overrun)."""
+    from ringfence.staging.git.discovery import View
+
+    registry.post = View(upper, workspace)
+    registry.pre = View(None, workspace)
     p = Plan()
-    _walk(upper, workspace, "", registry, p)
+    ctx = _Ctx(registry, deadline)
+    stack = [(upper, workspace, "")]
+    while stack:
+        stack.extend(reversed(_walk_dir(*stack.pop(), ctx, p)))
     return p
 
 
-def _judge(registry, rel: str, upath: str | None, ust, lpath: str, lst) -> tuple[str | None, str | None]:
-    hit = registry.lookup(rel)
-    if hit is None:
-        return None, None
-    kind = hit[0]
-    from ringfence.staging.judges import judge
+_SPECIAL = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a device node",
+            stat.S_IFBLK: "a device node"}
 
+
+def _judge(registry, rel: str, upath: str | None, ust, lpath: str, lst) -> tuple[str | None, str | None]:
+    if ust is not None and not whiteout(ust):
+        special = _SPECIAL.get(stat.S_IFMT(ust.st_mode))
+        if special:
+            return f"{special}: the host's tools would open or obey it", None
+    hit = registry.lookup(rel)
+    from ringfence.staging.judges import judge
+    from ringfence.staging.links import judge_link
+
+    link = None
+    if ust is not None and stat.S_ISLNK(ust.st_mode):
+        link = judge_link(rel, os.readlink(upath), registry.post, registry.guarded)
+    root = registry.git_root(rel) if hit is not None and upath is not None else None
+    fresh = registry.new_repo_reason(root) if root is not None else None
+    if hit is None:
+        return link, None
+    kind = hit[0]
     if upath is None:                       # deletion
         return judge(kind, rel, None, None, is_link=False, workspace=registry.workspace), kind
     if stat.S_ISDIR(ust.st_mode):
-        return None, kind                   # a directory is judged by what it holds
-    new = _content(upath, ust)
+        return fresh, kind                  # a directory is judged by what it holds
+    if kind == "git-object" and lst is not None and not stat.S_ISLNK(ust.st_mode):
+        # objects are immutable: the same id with other bytes is a forgery
+        # (a freshened mtime with the same bytes is git's own doing)
+        if not (stat.S_ISREG(lst.st_mode) and _same_bytes(upath, lpath)):
+            return "rewrites an existing git object (git would read these bytes under " \
+                   "the old id)", kind
+        return None, kind
+    if kind in ("git-object", "git-cache"):
+        return (link or fresh or (judge(kind, rel, b"", None, is_link=True,
+                                       workspace=registry.workspace)
+                                 if stat.S_ISLNK(ust.st_mode) else None)), kind
+    limit = INDEX_LIMIT if kind == "git-index" else READ_LIMIT   # a big repo's index
+    new = _content(upath, ust, limit)
     if new is None and stat.S_ISREG(ust.st_mode) and kind != "git-data":
         return "too large to judge", kind
-    old = _content(lpath, lst) if lst is not None and not stat.S_ISDIR(lst.st_mode) else None
-    return judge(kind, rel, new if new is not None else b"", old,
-                 is_link=stat.S_ISLNK(ust.st_mode), workspace=registry.workspace), kind
+    old = (_content(lpath, lst, limit) if lst is not None and not stat.S_ISDIR(lst.st_mode)
+           else None)
+    why = judge(kind, rel, new if new is not None else b"", old,
+                is_link=stat.S_ISLNK(ust.st_mode), workspace=registry.workspace,
+                view=registry.post)
+    if kind == "git-index" and why is None and new and stat.S_ISREG(ust.st_mode):
+        why = _strip_index_caches(upath, ust, new)
+    return why or link or fresh, kind
 
 
-def _subtree_verdict(upath: str, rel: str, lpath: str, registry) -> tuple[list[str], str | None]:
-    """(every non-dir path below a new upper dir, the first hold reason or None)."""
-    paths: list[str] = []
-    reason = None
+def _strip_index_caches(path: str, st, data: bytes) -> str | None:
+    """Rewrite a staged index without the caches a writer can forge (cache-tree:
+    the host's next ``git commit`` would write the sandbox's tree ids; untracked
+    cache: ``git status`` would hide new files). git rebuilds them. Same mode and
+    times, so git's racy-entry checks see what they saw."""
+    from ringfence.staging.git.index import strip_caches
+
+    clean = strip_caches(data)
+    if clean is None:
+        return "an index ringfence cannot read (its caches cannot be removed)"
+    if clean is data or clean == data:
+        return None
+    tmp = f"{path}.rf-{os.getpid()}"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     stat.S_IMODE(st.st_mode))
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(clean)
+        os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+        os.replace(tmp, path)
+    except OSError as exc:
+        return f"could not remove the index's caches ({exc.strerror})"
+    return None
+
+
+def _subtree(upath: str, rel: str, ctx: _Ctx) -> str | None:
+    """The first hold reason in a new upper dir's subtree, filling ``ctx.verdicts``
+    for every dir below it (one pass, bottom-up: O(entries) at any depth)."""
+    order: list[tuple[str, str, str | None]] = []     # (dir rel, parent rel, own reason)
+    stack = [(upath, rel, None)]
+    own: dict[str, str | None] = {}
+    paths: list[str] = []                # what a whole move creates (as _paths)
+    while stack:
+        up, r, parent = stack.pop()
+        reason = None
+        empty = True
+        with os.scandir(up) as it:
+            for e in it:
+                ctx.tick()
+                empty = False
+                er = f"{r}/{e.name}"
+                st = e.stat(follow_symlinks=False)
+                if reason is None:
+                    reason = _judge(ctx.registry, er, e.path, st, "", None)[0]
+                if stat.S_ISDIR(st.st_mode):
+                    stack.append((e.path, er, r))
+                else:
+                    paths.append(er)
+        if empty:
+            paths.append(r)
+        own[r] = reason
+        order.append((r, parent, reason))
+    for r, parent, _ in reversed(order):           # children before parents
+        v = ctx.verdicts.get(r) or own[r]
+        ctx.verdicts[r] = v
+        if parent is not None and v and not ctx.verdicts.get(parent):
+            ctx.verdicts[parent] = v
+    ctx.paths[rel] = paths
+    return ctx.verdicts[rel]
+
+
+def _paths(upath: str, rel: str) -> list[str]:
+    """Every non-dir path (and empty dir) below a new upper dir."""
+    out: list[str] = []
     stack = [(upath, rel)]
     while stack:
         up, r = stack.pop()
         entries = list(os.scandir(up))
         if not entries:
-            paths.append(r)
+            out.append(r)
         for e in entries:
-            er = f"{r}/{e.name}"
-            st = e.stat(follow_symlinks=False)
-            if stat.S_ISDIR(st.st_mode):
-                stack.append((e.path, er))
-                if reason is None:
-                    reason = _judge(registry, er, e.path, st, "", None)[0]
-                continue
-            paths.append(er)
-            if reason is None:
-                reason = _judge(registry, er, e.path, st, os.path.join(lpath, e.name), None)[0]
-    return paths, reason
+            if e.is_dir(follow_symlinks=False):
+                stack.append((e.path, f"{r}/{e.name}"))
+            else:
+                out.append(f"{r}/{e.name}")
+    return out
 
 
-def _walk(upper_dir: str, ws_dir: str, rel_dir: str, registry, p: Plan) -> None:
+def _walk_dir(upper_dir: str, ws_dir: str, rel_dir: str, ctx: _Ctx, p: Plan) -> list:
+    """Plan one upper dir's entries; the dirs to walk next."""
+    registry = ctx.registry
+    more = []
     with os.scandir(upper_dir) as it:
         entries = sorted(it, key=lambda e: e.name)
     for e in entries:
+        ctx.tick()
         rel = f"{rel_dir}/{e.name}" if rel_dir else e.name
         upath, lpath = e.path, os.path.join(ws_dir, e.name)
         ust = e.stat(follow_symlinks=False)
         lst = _lstat(lpath)
-        if _whiteout(ust):
+        if whiteout(ust):
             if lst is None:
                 continue                    # created and deleted again in the run
             gone = _lower_tree(lpath, rel)
@@ -206,34 +335,42 @@ def _walk(upper_dir: str, ws_dir: str, rel_dir: str, registry, p: Plan) -> None:
             continue
         is_dir = stat.S_ISDIR(ust.st_mode)
         if is_dir and lst is not None and stat.S_ISDIR(lst.st_mode) and not _opaque(upath):
-            _walk(upath, lpath, rel, registry, p)            # merge into the existing dir
+            more.append((upath, lpath, rel))             # merge into the existing dir
             continue
         if is_dir:
-            made, reason = _subtree_verdict(upath, rel, lpath, registry)
+            reason = (ctx.verdicts[rel] if rel in ctx.verdicts else _subtree(upath, rel, ctx)) \
+                or _judge(registry, rel, upath, ust, "", None)[0]
             if lst is None:
-                p.created.extend(made)
                 if reason is None:
+                    made = ctx.paths.pop(rel, None)
+                    p.created.extend(made if made is not None else _paths(upath, rel))
                     p.actions.append(Action("move", rel))
                 else:       # apply what is harmless, one by one; hold the rest
-                    p.created = p.created[:len(p.created) - len(made)]
                     p.actions.append(Action("mkdir", rel))
-                    _walk(upath, os.path.join(ws_dir, e.name), rel, registry, p)
+                    more.append((upath, lpath, rel))
                 continue
             # replaces a workspace dir (opaque) or a non-dir: delete, then move
+            made = _paths(upath, rel)
             gone = _lower_tree(lpath, rel)
             for g in gone:
                 reason = reason or _judge(registry, g, None, None, "", None)[0]
             if reason is None and registry.lookup(rel) is not None and not stat.S_ISDIR(lst.st_mode):
                 reason = "replaces a file the host obeys with a directory"
-            keep = set(made)
+            keep, was = set(made), set(gone)
             p.deleted.extend(g for g in gone if g not in keep)
-            p.modified.extend(g for g in made if g in set(gone))
-            p.created.extend(g for g in made if g not in set(gone))
+            p.modified.extend(g for g in made if g in was)
+            p.created.extend(g for g in made if g not in was)
             p.actions.append(Action("replace", rel, reason))
             continue
         if lst is not None and _same(upath, ust, lpath, lst):
             continue                                          # copy-up, no change
         reason, kind = _judge(registry, rel, upath, ust, lpath, lst)
+        if kind == "git-cache" and reason is None:
+            # git rebuilds it; the sandbox's copy could rewrite history for git log
+            if lst is not None:
+                p.deleted.append(rel)
+                p.actions.append(Action("delete", rel))
+            continue
         if lst is None:
             p.created.append(rel)
             p.actions.append(Action("move", rel, reason, kind))
@@ -247,127 +384,9 @@ def _walk(upper_dir: str, ws_dir: str, rel_dir: str, registry, p: Plan) -> None:
         else:
             p.modified.append(rel)
             p.actions.append(Action("move", rel, reason, kind))
+    return more
 
 
-# --- applying ----------------------------------------------------------------------
+# --- applying: ringfence/staging/install.py -----------------------------------------
 
-class Unsafe(OSError):
-    pass
-
-
-def _open_parent(ws_fd: int, rel: str) -> tuple[int, str]:
-    """An fd of ``rel``'s parent inside the workspace, opened without following any
-    symlink; (fd, last component)."""
-    parts = rel.split("/")
-    fd = os.dup(ws_fd)
-    try:
-        for part in parts[:-1]:
-            if part in ("", ".", ".."):
-                raise Unsafe(errno.EINVAL, f"bad path component in {rel!r}")
-            nfd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
-                          dir_fd=fd)
-            os.close(fd)
-            fd = nfd
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, parts[-1]
-
-
-def _remove(dfd: int, name: str) -> None:
-    try:
-        st = os.lstat(name, dir_fd=dfd)
-    except FileNotFoundError:
-        return
-    if stat.S_ISDIR(st.st_mode):
-        shutil.rmtree(name, dir_fd=dfd)     # fd-based: never follows a symlink
-    else:
-        os.unlink(name, dir_fd=dfd)
-
-
-def _copy_into(src: str, dfd: int, name: str) -> None:
-    """Cross-filesystem fallback of a rename: copy ``src`` to ``name`` in ``dfd``."""
-    st = os.lstat(src)
-    if stat.S_ISLNK(st.st_mode):
-        _remove(dfd, name)
-        os.symlink(os.readlink(src), name, dir_fd=dfd)
-    elif stat.S_ISDIR(st.st_mode):
-        try:
-            os.mkdir(name, stat.S_IMODE(st.st_mode), dir_fd=dfd)
-        except FileExistsError:
-            pass
-        sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
-                      dir_fd=dfd)
-        try:
-            for e in os.scandir(src):
-                _copy_into(e.path, sub, e.name)
-        finally:
-            os.close(sub)
-    elif stat.S_ISREG(st.st_mode):
-        tmp = f".{name}.rf-{os.getpid()}"
-        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                      stat.S_IMODE(st.st_mode), dir_fd=dfd)
-        try:
-            with open(src, "rb") as fh:
-                while chunk := fh.read(1 << 20):
-                    os.write(out, chunk)
-            os.fchmod(out, stat.S_IMODE(st.st_mode))
-        finally:
-            os.close(out)
-        os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-    # other file types (fifos, devices) are not carried over
-
-
-def _move(upper: str, rel: str, dfd: int, name: str) -> None:
-    src = os.path.join(upper, rel)
-    try:
-        os.rename(src, name, dst_dir_fd=dfd)
-    except OSError as exc:
-        if exc.errno == errno.EXDEV:
-            _copy_into(src, dfd, name)
-        elif exc.errno in (errno.EISDIR, errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
-            _remove(dfd, name)
-            os.rename(src, name, dst_dir_fd=dfd)
-        else:
-            raise
-
-
-def apply_action(a: Action, upper: str, ws_fd: int) -> None:
-    dfd, name = _open_parent(ws_fd, a.path)
-    try:
-        if a.op == "delete":
-            _remove(dfd, name)
-        elif a.op == "mkdir":
-            try:
-                os.mkdir(name, stat.S_IMODE(os.lstat(os.path.join(upper, a.path)).st_mode),
-                         dir_fd=dfd)
-            except FileExistsError:
-                if not stat.S_ISDIR(os.lstat(name, dir_fd=dfd).st_mode):
-                    raise
-        elif a.op == "replace":
-            _remove(dfd, name)
-            _move(upper, a.path, dfd, name)
-        else:
-            _move(upper, a.path, dfd, name)
-    finally:
-        os.close(dfd)
-
-
-def apply_plan(p: Plan, upper: str, workspace: str, *, held: bool = False) -> list[tuple[str, str]]:
-    """Apply the actions (the held ones only with ``held=True``); [(path, error)]."""
-    failed: list[tuple[str, str]] = []
-    ws_fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        for a in p.actions:
-            if bool(a.held) != held and not (held and a.op == "mkdir"):
-                continue
-            try:
-                apply_action(a, upper, ws_fd)
-            except OSError as exc:
-                why = ("a symbolic link on the way (not followed)"
-                       if exc.errno in (errno.ELOOP, errno.ENOTDIR) else
-                       (exc.strerror or str(exc)))
-                failed.append((a.path, why))
-    finally:
-        os.close(ws_fd)
-    return failed
+from ringfence.staging.install import Unsafe, apply_action, apply_plan  # noqa: E402,F401

@@ -29,10 +29,16 @@ from __future__ import annotations
 import fnmatch
 import os
 import posixpath
+import stat
 
-from ringfence.staging.git.keys import key_can_run_program
+from ringfence.staging.git.keys import key_can_run_program, key_hides_changes
 
-from ringfence.staging.registry import AT_TOP, BY_NAME, HOLD_DELETE, IN_GIT_DIR  # noqa: E402
+from ringfence.staging.registry import (AT_TOP, BY_NAME, HOLD_DELETE, IN_GIT_DIR,  # noqa: E402
+                                        OTHER_TOOLS)
+
+KINDS = frozenset({"held", "git-config", "git-redirect", "hook", "attributes", "gitmodules",
+                   "git-data", "git-head", "git-index", "git-exclude", "git-alternates",
+                   "git-object", "git-cache", "ancestor"})
 
 
 class Registry:
@@ -41,6 +47,9 @@ class Registry:
     ``extra`` (relative path prefix -> (kind, why)): ``core.hooksPath`` targets and
     ``include.path`` targets read from the pre-run config, the profile's
     ``write_protect`` entries and ringfence's private dirs inside the workspace.
+    ``views`` (set by ``apply.plan``): the tree after and before the run
+    (``staging.git.discovery.View``), where git directories are found by git's own
+    discovery rule, not only by the name ``.git``.
     """
 
     def __init__(self, workspace: str, extra: dict[str, tuple[str, str]] | None = None,
@@ -48,6 +57,26 @@ class Registry:
         self.workspace = workspace
         self.extra = dict(extra or {})
         self.globs = globs      # write_protect globs (relative): always held
+        self.post = None        # View after the run (with the stage)
+        self.pre = None         # View before the run (the workspace alone)
+        self.guarded: tuple[str, ...] = ()   # writable roots, state: links never go there
+        self._new: dict[str, str | None] = {}
+
+    def git_root(self, rel: str) -> str | None:
+        """The innermost git directory holding ``rel`` (before or after the run)."""
+        parts = rel.split("/")
+        best = None
+        if ".git" in parts[:-1]:
+            at = len(parts) - 1 - parts[-2::-1].index(".git") - 1
+            best = "/".join(parts[:at + 1])
+        parent = rel.rpartition("/")[0]
+        for view in (self.post, self.pre):
+            if view is None:
+                continue
+            root = view.git_root(parent)
+            if root is not None and (best is None or len(root) > len(best)):
+                best = root
+        return best
 
     def lookup(self, rel: str) -> tuple[str, str] | None:
         """(kind, why) for a relative path, or None when the host does not obey it."""
@@ -64,28 +93,185 @@ class Registry:
             for name, kind, why in AT_TOP:
                 if rel == name:
                     return (kind, why)
-        if ".git" in parts:
-            at = len(parts) - 1 - parts[::-1].index(".git")     # the innermost .git
-            inner = parts[at + 1:]
-            if not inner:
-                return ("git-redirect", "a .git file (gitfile) tells git where the repository is") \
-                    if at == len(parts) - 1 else None
-            return _in_git_dir(inner)
-        for part in parts:
-            for name, kind, why in BY_NAME:
-                if part == name:
-                    return (kind, why)
+        if parts[-1] == ".git":
+            return ("git-redirect", "a .git file (gitfile) tells git where the repository is")
+        root = self.git_root(rel)
+        git = _in_git_dir(rel[len(root) + 1:].split("/") if root else parts) \
+            if root is not None else None
+        if git is not None and git[0] != "git-data":
+            return git
+        # a repository that is also a work tree (core.worktree) holds ordinary
+        # obeyed files too: the stricter row wins over "repository data"
+        hit = _by_name(rel, parts)
+        if hit is not None:
+            return hit
+        if git is not None:
+            return git
+        for prefix in self.extra:
+            if prefix.startswith(rel + "/"):
+                return ("ancestor", f"on the way to {prefix}, which the host obeys")
         return None
+
+    def new_repo_reason(self, root: str) -> str | None:
+        """Why a git directory that the run CREATED (not one before it) must be held:
+        what git will obey in it is judged whole, old content included, since a
+        file called ``config`` was harmless data until HEAD, objects and refs made
+        its directory a repository."""
+        if self.post is None or self.pre is None or self.pre.is_git_dir(root):
+            return None
+        if root in self._new:
+            return self._new[root]
+        from ringfence.staging.git.discovery import whiteout
+
+        why = None
+        stack = [root]
+        seen = 0
+        while stack and why is None and seen < 10000:
+            d = stack.pop()
+            for name in _listdir_merged(self.post, d):
+                rel = f"{d}/{name}" if d else name
+                seen += 1
+                hit = self.post.entry(rel)
+                if hit is None or whiteout(hit[1]):
+                    continue
+                path, st = hit
+                inner = rel[len(root) + 1:].split("/") if root else rel.split("/")
+                if inner[0] in ("objects", "refs", "logs") or len(inner) > 3:
+                    continue
+                if stat.S_ISDIR(st.st_mode):
+                    stack.append(rel)
+                    continue
+                kind = _in_git_dir(inner)[0]
+                if kind == "git-data":
+                    continue
+                new = _read(path, st)
+                if new is None:
+                    why = f"{rel}: too large to judge"
+                    break
+                why = judge(kind, rel, new, None, is_link=stat.S_ISLNK(st.st_mode),
+                            workspace=self.workspace, view=self.post)
+                if why:
+                    why = f"makes {root or 'the workspace'} a git repository: {rel}: {why}"
+                    break
+        if why is None and stack:
+            why = f"makes {root or 'the workspace'} a git repository too large to judge"
+        self._new[root] = why
+        return why
+
+
+_TABLES: list = []
+
+
+def _tables():
+    """(exact names -> row, [(path suffix, row)], one regex of the name globs, rows by
+    glob index): built once, so a lookup is a dict hit per component, not a loop
+    over every row (npm writes tens of thousands of paths)."""
+    if not _TABLES:
+        import re
+
+        exact: dict[str, tuple[str, str]] = {}
+        for name, kind, why in BY_NAME:
+            exact.setdefault(name, (kind, why))
+        suffixes, globs, rows = [], [], []
+        for pattern, kind, why, doc in OTHER_TOOLS:
+            row = (kind, f"{why} ({doc})")
+            if "/" in pattern:
+                suffixes.append((pattern, row))
+            elif not any(c in pattern for c in "*?["):
+                exact.setdefault(pattern, row)
+            else:
+                globs.append(f"(?P<g{len(rows)}>{fnmatch.translate(pattern)})")
+                rows.append(row)
+        _TABLES.extend((exact, suffixes, re.compile("|".join(globs)) if globs else None, rows))
+    return _TABLES
+
+
+def _by_name(rel: str, parts: list[str]) -> tuple[str, str] | None:
+    exact, suffixes, globre, rows = _tables()
+    for part in parts:
+        hit = exact.get(part)
+        if hit is not None:
+            return hit
+    for pattern, row in suffixes:
+        if rel == pattern or rel.endswith("/" + pattern):
+            return row
+    if globre is not None:
+        for part in parts:
+            m = globre.match(part)
+            if m:
+                return rows[int(m.lastgroup[1:])]
+    return None
+
+
+def _listdir_merged(view, rel: str) -> list[str]:
+    names: set[str] = set()
+    state = view._dir(rel)
+    if state is None:
+        return []
+    in_upper, lower = state
+    for base, on in ((view.upper, in_upper), (view.workspace, lower)):
+        if on and base:
+            try:
+                names.update(os.listdir(os.path.join(base, rel) if rel else base))
+            except OSError:
+                pass
+    return sorted(names)
+
+
+def _read(path: str, st) -> bytes | None:
+    if stat.S_ISLNK(st.st_mode):
+        return os.fsencode(os.readlink(path))
+    if not stat.S_ISREG(st.st_mode):
+        return b""
+    if st.st_size > 1 << 20:
+        return None
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def _object_cache(inner: list[str], last: str) -> tuple[str, str] | None:
+    if len(inner) == 3 and len(inner[1]) == 2 and set(inner[1] + last) <= _HEX:
+        return ("git-object", "git reads an object by its id and never checks the content")
+    if inner[1] == "pack" and last.endswith((".pack", ".idx")) and last.startswith("pack-"):
+        return ("git-object", "git reads an object by its id and never checks the content")
+    if (inner[1:3] in (["info", "commit-graph"], ["info", "commit-graphs"])
+            or last.startswith("multi-pack-index") or last.endswith((".bitmap", ".rev"))):
+        return ("git-cache", "git log trusts it over the commits themselves")
+    return None
 
 
 def _in_git_dir(inner: list[str]) -> tuple[str, str]:
-    # By name at ANY depth below .git, not only at git's usual places: a commondir
-    # or gitdir can make git read .git/x/config or .git/x/hooks as its own.
+    # By name at ANY depth below a git dir, not only at git's usual places: a
+    # commondir or gitdir can make git read .git/x/config or .git/x/hooks as its own.
     last = inner[-1]
     if "hooks" in inner[:-1]:
         return ("hook", "git runs hooks on commit, checkout, merge, push")
     if inner[-2:] == ["info", "attributes"]:
         return ("attributes", "info/attributes: filter/diff/merge drivers")
+    if inner[-2:] in (["info", "exclude"], ["info", "sparse-checkout"]):
+        return ("git-exclude", "git status hides the files it names")
+    if inner[-3:] == ["objects", "info", "alternates"]:
+        return ("git-alternates", "git reads objects from the stores it names")
+    if inner[0] == "objects" and len(inner) >= 3:
+        cache = _object_cache(inner, last)
+        if cache:
+            return cache
+    if inner == ["index"]:
+        return ("git-index", "git status and diff trust its entry flags")
+    if inner == ["HEAD"]:
+        return ("git-head", "with objects/ and refs/ it makes the directory a repository")
+    if inner[0] in ("rebase-merge", "rebase-apply", "sequencer"):
+        return ("held", "git rebase/cherry-pick --continue run the exec lines of its todo")
+    if inner[0] in ("remotes", "branches") and len(inner) > 1:
+        return ("held", "legacy remote definitions: git push and fetch obey their URL lines")
+    if inner[0] == "rr-cache":
+        return ("held", "rerere replays these resolutions into the host's next merge")
+    if inner[:2] == ["refs", "replace"] or inner[-2:] == ["info", "grafts"]:
+        return ("held", "replace refs and grafts make git show other objects and history "
+                        "in place of the real ones")
     for name, kind, why in IN_GIT_DIR:
         if last == name and kind not in ("attributes", "hook"):
             return (kind, why)
@@ -95,27 +281,45 @@ def _in_git_dir(inner: list[str]) -> tuple[str, str]:
 
 
 def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link: bool,
-          workspace: str) -> str | None:
+          workspace: str, view=None) -> str | None:
     """None when the change is harmless, else the reason it is held."""
+    if kind not in KINDS:
+        return f"the host obeys this path in a way ringfence has no judge for ({kind})"
     if kind == "held":
         return "the host obeys this file; no content rule makes a change to it safe"
     if new is None:                                     # a deletion
         if posixpath.basename(rel) in HOLD_DELETE:
             return "deleting it changes what the host does next"
+        if kind == "git-head":
+            return "deletes a git repository (its HEAD)"
+        if kind == "git-redirect":
+            return "deletes a git redirect (the host's git then finds another repository)"
         return None
+    if kind == "ancestor":
+        return ("a symbolic link on the way to a file the host obeys" if is_link else
+                "a file where a directory on the way to a file the host obeys was")
     if is_link and kind != "git-data":
         return "a symbolic link where the host obeys a file"
-    if kind == "git-data":
+    if kind in ("git-data", "git-head", "git-object", "git-cache"):
+        # (an object rewritten in place, and a cache, are judged by apply.py)
         return "a symbolic link inside a git directory" if is_link else None
     if kind == "hook":
         return None if rel.endswith(".sample") else "a git hook runs on the host's next git command"
+    from ringfence.staging.git import judges as gj
+
+    if kind == "git-index":
+        return gj.judge_index(new, old)
     try:
         text = new.decode("utf-8")
         old_text = old.decode("utf-8", "replace") if old is not None else ""
     except UnicodeDecodeError:
         return "not UTF-8 text; git may read it in a way ringfence cannot judge"
     if kind == "git-redirect":
-        return _judge_redirect(rel, text, workspace)
+        return gj.judge_redirect(rel, text, workspace, view)
+    if kind == "git-alternates":
+        return gj.judge_alternates(rel, text, old_text, workspace, view)
+    if kind == "git-exclude":
+        return gj.judge_exclude(rel, text, old_text)
     if kind == "attributes":
         return _judge_attributes(text, old_text)
     from ringfence.staging.git.config import ConfigSyntaxError, added, parse
@@ -129,30 +333,10 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
     bad = [k for k, v in added(old_pairs, pairs) if key_can_run_program(k, v)]
     if bad:
         return "adds git config keys that can run programs: " + ", ".join(sorted(set(bad)))
-    return None
-
-
-def _judge_redirect(rel: str, text: str, workspace: str) -> str | None:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    target = line.split(":", 1)[1].strip() if line.startswith("gitdir:") else line
-    if not target:
-        return "an empty git redirect"
-    base = posixpath.join(workspace, posixpath.dirname(rel))
-    if posixpath.basename(rel) in ("commondir", "gitdir") or not posixpath.isabs(target):
-        where = posixpath.normpath(posixpath.join(base, target))
-    else:
-        where = posixpath.normpath(target)
-    inside = where == workspace or where.startswith(workspace.rstrip("/") + "/")
-    if not inside:
-        return f"points git outside the workspace ({target})"
-    parts = os.path.relpath(where, workspace).split("/")
-    if ".git" not in parts:
-        return f"points git at a directory that is not a .git directory ({target})"
-    # Only where git itself points: a .git dir, or its worktrees/<n> and
-    # modules/<n>(/modules/<m>...) git dirs; never a made-up dir inside .git.
-    rest = parts[len(parts) - parts[::-1].index(".git"):]
-    if len(rest) % 2 or any(rest[i] not in ("worktrees", "modules") for i in range(0, len(rest), 2)):
-        return f"points git at a directory that is not a .git directory ({target})"
+    hides = [k for k, v in added(old_pairs, pairs) if key_hides_changes(k, v)]
+    if hides:
+        return "adds git config keys that hide changes from git status: " + ", ".join(
+            sorted(set(hides)))
     return None
 
 

@@ -168,15 +168,23 @@ def leftovers(state: str) -> list[dict]:
         path = os.path.join(root, name)
         meta = Stage(path, "").meta()
         st = meta.get("state") or "unknown"
-        if st == "running" and alive(meta):
+        if st in ("running", "settling") and alive(meta):
             st = "running now"
         size = 0
-        for dirpath, _, files in os.walk(path):
-            for f in files:
-                try:
-                    size += os.lstat(os.path.join(dirpath, f)).st_blocks * 512
-                except OSError:
-                    pass
+        stack = [path]                  # iterative: a stage may be any depth
+        while stack:
+            try:
+                with os.scandir(stack.pop()) as it:
+                    for e in it:
+                        try:
+                            est = e.stat(follow_symlinks=False)
+                        except OSError:
+                            continue
+                        size += est.st_blocks * 512
+                        if e.is_dir(follow_symlinks=False):
+                            stack.append(e.path)
+            except OSError:
+                pass
         out.append({"path": path, "state": st, "pid": meta.get("pid"), "bytes": size})
     return out
 
@@ -207,14 +215,33 @@ def recover(state: str) -> list:
         if s is None:
             continue
         meta = s.meta()
-        if meta.get("state") != "running" or alive(meta):
+        if meta.get("state") not in ("running", "settling") or alive(meta):
             continue
         if meta.get("runtime_dir"):
             remove_tree(meta["runtime_dir"])
         s.write_meta(state="interrupted", runtime_dir=None)
+        what = ("never applied to" if meta.get("state") == "running" else
+                "killed while being applied to (what is left was not applied)")
         notes.append(Note("RF642", f"an interrupted run (pid {meta.get('pid')}) left its "
-                          f"staged writes, never applied to {s.workspace}, in {s.path}"))
+                          f"staged writes, {what} {s.workspace}, in {s.path}"))
     return notes
+
+
+def unsettled(state: str) -> list[tuple[str, str]]:
+    """[(stage dir, why)] of stages kept because settling them failed (RF644) or
+    their run was interrupted (RF642): ``doctor`` lists them."""
+    root = stage_root(state)
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        s = load(os.path.join(root, name))
+        meta = s.meta() if s is not None else {}
+        if meta.get("state") in ("settle_error", "unreadable", "interrupted"):
+            out.append((s.path, meta.get("error") or meta["state"]))
+    return out
 
 
 def proc_start(pid: int) -> str | None:

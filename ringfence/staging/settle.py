@@ -94,16 +94,19 @@ def registry_for(workspace: str, profile=None, env: Mapping[str, str] | None = N
             target = value if os.path.isabs(value) else os.path.join(workspace, value)
             rel = _inside(target, workspace)
             if rel:
-                extra[rel] = ("hook", "core.hooksPath points here: git runs these hooks")
-        if _inside(cfg, workspace) is None:
-            continue
+                for r in _also_resolved(workspace, rel):
+                    extra[r] = ("hook", "core.hooksPath points here: git runs these hooks")
+        # include targets inside the workspace, from every config git reads (a
+        # global one may include a file of the project): judged as config
         for key, value in pairs:
             low = key.lower()
             if value and low.endswith(".path") and low.startswith(("include.", "includeif.")):
+                value = home + value[1:] if value.startswith("~/") else value
                 target = value if os.path.isabs(value) else os.path.join(os.path.dirname(cfg), value)
                 rel = _inside(target, workspace)
                 if rel:
-                    extra[rel] = ("git-config", "an include target of the repository's config")
+                    for r in _also_resolved(workspace, rel):
+                        extra[r] = ("git-config", "an include target of the repository's config")
     if profile is not None:
         for entry in getattr(profile.filesystem, "write_protect", ()):
             entry = entry.rstrip("/")
@@ -129,7 +132,35 @@ def registry_for(workspace: str, profile=None, env: Mapping[str, str] | None = N
         # A file the run wrote with a brokered credential in it (compiler/broker.py):
         # never applied without a person, who sees where the token went (RF653).
         extra[rel] = ("held", "it holds a brokered credential's value (RF653)")
-    return Registry(workspace, extra, tuple(globs))
+    reg = Registry(workspace, extra, tuple(globs))
+    reg.guarded = _guarded(profile, env, home)
+    return reg
+
+
+def _guarded(profile, env, home: str) -> tuple[str, ...]:
+    """Real paths no new link may reach: the profile's writable roots other than
+    the workspace (the tooling dir) and ringfence's private dirs."""
+    from ringfence.rfcore.paths import private_dirs
+
+    out = [os.path.realpath(d) for d in private_dirs(env)]
+    if profile is not None and getattr(profile, "sandbox", False):
+        from ringfence.compiler.compile import _tooling_dir, _writable_templates, expand
+
+        from ringfence.rfcore.paths import tooling_dir
+
+        ctx = {"workspace": None, "tooling": _tooling_dir(profile, home, tooling_dir(env)),
+               "home": home}
+        out += [os.path.realpath(p) for t in _writable_templates(profile)
+                if "{workspace}" not in t and (p := expand(t, **ctx))]
+    return tuple(out)
+
+
+def _also_resolved(workspace: str, rel: str) -> list[str]:
+    """``rel``, and where the workspace's own links take it (git follows them)."""
+    from ringfence.staging.git.discovery import View
+
+    where, _ = View(None, workspace).realpath("", rel)
+    return [rel] + ([where] if where and where != rel else [])
 
 
 def _record(stage: stg.Stage, created=(), modified=(), deleted=(), held=(), failed=()) -> dict:
@@ -139,8 +170,43 @@ def _record(stage: stg.Stage, created=(), modified=(), deleted=(), held=(), fail
             "not_applied": [{"path": x, "why": y} for x, y in failed]}
 
 
+SETTLE_SECONDS = 120.0       # planning bound; RINGFENCE_SETTLE_SECONDS overrides
+
+
+def _bound(env: Mapping[str, str] | None) -> float:
+    raw = (os.environ if env is None else env).get("RINGFENCE_SETTLE_SECONDS", "")
+    try:
+        return max(0.0, float(raw)) if raw else SETTLE_SECONDS
+    except ValueError:
+        return SETTLE_SECONDS
+
+
 def settle(stage: stg.Stage, profile=None, env: Mapping[str, str] | None = None,
            secret_hits=()) -> Settled:
+    """Never raises: a stage that cannot be planned or applied is kept whole, the
+    error recorded (RF644 in the change record's ``settle_error``), and ``doctor``
+    lists it."""
+    try:
+        return _settle(stage, profile, env, secret_hits)
+    except Exception as exc:      # noqa: BLE001 - a settle bug must not lose the run
+        from ringfence.staging.apply import Overrun
+
+        what = (str(exc) if isinstance(exc, Overrun)
+                else f"{type(exc).__name__}: {exc}")
+        msg = (f"RF644: could not settle the run's staged writes ({what}); nothing was "
+               f"applied; they are kept in {stage.path} (ringfence doctor lists it)")
+        try:
+            stage.write_meta(state="settle_error", error=msg)
+        except OSError:
+            pass
+        changes = _record(stage)
+        changes.update(capped=True, settle_error=msg)
+        return Settled(changes, (), (Note("RF644", msg[len("RF644: "):]),), stage.path)
+
+
+def _settle(stage: stg.Stage, profile, env, secret_hits=()) -> Settled:
+    import time
+
     if stage.untouched():
         # Nothing was written: nothing to plan, apply or hold.
         changes = _record(stage)
@@ -149,10 +215,12 @@ def settle(stage: stg.Stage, profile=None, env: Mapping[str, str] | None = None,
     from ringfence.staging.apply import apply_plan, plan
 
     ws = stage.workspace
+    deadline = time.monotonic() + _bound(env)
+    stage.write_meta(state="settling")
     stage.clear_work()
     reg = registry_for(ws, profile, env, secret_hits)
     try:
-        p = plan(stage.upper, ws, reg)
+        p = plan(stage.upper, ws, reg, deadline)
     except OSError as exc:
         stage.write_meta(state="unreadable")
         note = Note("RF643", f"could not read the run's staged writes ({exc}); nothing "
@@ -209,10 +277,17 @@ def diff(stage: stg.Stage, rel: str, limit: int = 4000) -> str:
     import difflib
 
     def read(path: str) -> list[str]:
+        import stat
+
         if os.path.islink(path):
             return [f"-> {os.readlink(path)}\n"]
         if os.path.isdir(path):
             return [f"{e}\n" for e in sorted(os.listdir(path))]
+        try:
+            if not stat.S_ISREG(os.lstat(path).st_mode):
+                return ["(a FIFO, socket or device node: not opened)\n"]
+        except OSError:
+            return []
         try:
             with open(path, encoding="utf-8", errors="replace") as fh:
                 return fh.readlines()

@@ -23,32 +23,25 @@ SQLITE_MAGIC = "SQLite format 3"
 
 
 @pytest.mark.parametrize("profile", WRITABLE_WS)
-def test_a_ledger_inside_the_workspace_can_be_neither_read_nor_forged(box, profile):
+def test_a_state_dir_inside_the_workspace_is_refused(box, profile):
+    # Issue 19: hidden is not enough (the host's own tools act on the workspace,
+    # and a held-but-kept stage is one mistake away): nothing runs at all (RF645).
     state = box.ws / ".rf-state"
     env = box.env(RINGFENCE_HOME=str(state))
-    first = box.run(profile, "--", "true", env=env)
-    assert first.returncode == 0, first.stderr
-    assert (state / "ledger.db").read_bytes().startswith(SQLITE_MAGIC.encode())
-
     attack = box.run(profile, "-c",
-                     "ls -A .rf-state; head -c 15 .rf-state/ledger.db; "
                      "rm -rf .rf-state/* 2>/dev/null; echo forged > .rf-state/ledger.db; "
                      "mkdir -p .rf-state/cache && echo x > .rf-state/cache/planted; exit 0",
                      env=env)
-    assert attack.returncode == 0, attack.stderr
-    # Nothing of the real state was visible inside.
-    assert "ledger.db" not in attack.stdout and SQLITE_MAGIC not in attack.stdout
-    # On the host: the ledger is intact, both runs are recorded, no grant appeared,
-    # and nothing the sandbox wrote reached the state directory.
-    assert (state / "ledger.db").read_bytes().startswith(SQLITE_MAGIC.encode())
+    assert attack.returncode == 125, attack.stderr
+    assert "RF645" in attack.stderr and "Traceback" not in attack.stderr
     assert not (state / "cache" / "planted").exists()
-    led = Ledger(env=env)
-    try:
-        runs = led.list_runs(limit=10)
-        assert len(runs) == 2
-        assert G.list_grants(led) == []
-    finally:
-        led.close()
+    if (state / "ledger.db").exists():
+        assert (state / "ledger.db").read_bytes().startswith(SQLITE_MAGIC.encode())
+        led = Ledger(env=env)
+        try:
+            assert G.list_grants(led) == []
+        finally:
+            led.close()
 
 
 @pytest.mark.parametrize("profile", SANDBOXED)

@@ -292,3 +292,36 @@ def test_an_inode_mismatch_is_checked_not_skipped(tmp_path, monkeypatch):
 
     monkeypatch.setattr(secretmasks, "_list", lying_list)
     assert masked(ws)[0] == [f"{ws}/a/b/.env"]
+
+
+def _drop(value, name):
+    if isinstance(value, dict):
+        return {k: _drop(v, name) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_drop(v, name) for v in value if v != name)
+    return value
+
+
+@pytest.mark.parametrize("tagged", (False, True))
+def test_a_forged_cache_that_forgets_a_secret_is_ignored(tmp_path, monkeypatch, tagged):
+    # An up-to-date cache (every directory's stat data right) that simply leaves
+    # the .env out: without the state dir's key it is no cache at all.
+    monkeypatch.setattr(secretmasks, "RACY_NS", 0)
+    ws, cache = tmp_path / "ws", tmp_path / "cache"
+    (ws / "a").mkdir(parents=True)
+    (ws / "a" / ".env").write_text("s")
+    key = str(tmp_path / "state" / "mask.key")
+    assert masked(ws, cache, key_path=key)[0] == [f"{ws}/a/.env"]
+    path = cache_file(str(cache), str(ws), list(NAMES))
+    with open(path, "rb") as fh:
+        blob = fh.read()
+    data = _drop(marshal.loads(blob[32:]), ".env")
+    data["known"] = []
+    forged = marshal.dumps(data)
+    if tagged:                               # a digest under a key of the forger's own
+        from ringfence.compiler.cacheseal import seal
+        forged = seal(os.urandom(32), forged)
+    with open(path, "wb") as fh:
+        fh.write(forged)
+    assert masked(ws, cache, key_path=key)[0] == [f"{ws}/a/.env"]
+    assert os.stat(key).st_mode & 0o777 == 0o600

@@ -50,20 +50,49 @@ def tracked_paths(workspace: str) -> list[str]:
 
 
 def parse_index(data: bytes) -> list[str]:
+    got = parse_entries(data)
+    return [name for name, _, _ in got[0]] if got else []
+
+
+ASSUME_VALID = 0x8000       # flags: "assume unchanged" (git update-index --assume-unchanged)
+EXTENDED = 0x4000           # flags (v3+): an extended-flags word follows
+SKIP_WORKTREE = 0x4000      # extended flags: git update-index --skip-worktree
+
+
+def parse_entries(data: bytes) -> tuple[list[tuple[str, bool, bool]], list[bytes]] | None:
+    """([(path, assume-unchanged, skip-worktree)], [extension signatures]), or None
+    when the index cannot be read. SHA-1 and SHA-256 repositories (20- or 32-byte
+    object names) are told apart by the trailing checksum, else by which parse fits."""
     if len(data) < 12 or data[:4] != b"DIRC":
-        return []
+        return None
+    import hashlib
+
+    order = (20, 32)
+    if len(data) > 32 and hashlib.sha256(data[:-32]).digest() == data[-32:]:
+        order = (32, 20)
+    for oid in order:
+        got = _entries(data, oid)
+        if got is not None:
+            return got
+    return None
+
+
+def _entries(data: bytes, oid: int, want_end: bool = False):
     version = int.from_bytes(data[4:8], "big")
     count = int.from_bytes(data[8:12], "big")
     if version not in (2, 3, 4):
-        return []
-    out: list[str] = []
+        return None
+    fixed = 40 + oid + 2
+    out: list[tuple[str, bool, bool]] = []
     pos, prev = 12, b""
     try:
         for _ in range(count):
             start = pos
-            flags = int.from_bytes(data[pos + 60:pos + 62], "big")
-            pos += 62
-            if version >= 3 and flags & 0x4000:
+            flags = int.from_bytes(data[pos + fixed - 2:pos + fixed], "big")
+            ext = 0
+            pos += fixed
+            if version >= 3 and flags & EXTENDED:
+                ext = int.from_bytes(data[pos:pos + 2], "big")
                 pos += 2
             if version == 4:
                 drop, shift = 0, 0
@@ -75,6 +104,8 @@ def parse_index(data: bytes) -> list[str]:
                         break
                     drop += 1
                     shift = 1
+                if drop > len(prev):
+                    return None
                 end = data.index(b"\0", pos)
                 name = (prev[:len(prev) - drop] if drop else prev) + data[pos:end]
                 pos = end + 1
@@ -82,8 +113,63 @@ def parse_index(data: bytes) -> list[str]:
                 end = data.index(b"\0", pos)
                 name = data[pos:end]
                 pos = start + ((end - start + 8) // 8) * 8
-            out.append(name.decode("utf-8", "surrogateescape"))
+            if not name or pos > len(data) - oid:
+                return None
+            out.append((name.decode("utf-8", "surrogateescape"),
+                        bool(flags & ASSUME_VALID), bool(ext & SKIP_WORKTREE)))
             prev = name
+        if want_end:
+            return pos
+        exts: list[bytes] = []
+        while pos + 8 <= len(data) - oid:
+            sig = data[pos:pos + 4]
+            size = int.from_bytes(data[pos + 4:pos + 8], "big")
+            exts.append(sig)
+            pos += 8 + size
+        if pos != len(data) - oid:
+            return None
+        return out, exts
     except (IndexError, ValueError):
-        return out
-    return out
+        return None
+
+
+# Caches git rebuilds when they are absent, which a writer can forge to make git
+# show or commit something else than the entries say: the cache-tree (``git
+# commit`` writes its tree ids as they are), the untracked cache (hides new
+# files from ``git status``), the fsmonitor token; and the offset tables that
+# describe the extensions (end-of-index-entry, index-entry-offsets).
+CACHE_EXTENSIONS = (b"TREE", b"UNTR", b"FSMN", b"EOIE", b"IEOT")
+
+
+def strip_caches(data: bytes) -> bytes | None:
+    """The index without its cache extensions (the checksum recomputed), the same
+    bytes when it has none, or None when it cannot be parsed."""
+    if len(data) < 12 or data[:4] != b"DIRC":
+        return None
+    import hashlib
+
+    for oid in ((32, 20) if hashlib.sha256(data[:-32]).digest() == data[-32:] else (20, 32)):
+        end = _entries_end(data, oid)
+        if end is None:
+            continue
+        out, pos, dropped = [data[:end]], end, False
+        while pos + 8 <= len(data) - oid:
+            size = int.from_bytes(data[pos + 4:pos + 8], "big")
+            if data[pos:pos + 4] in CACHE_EXTENSIONS:
+                dropped = True
+            else:
+                out.append(data[pos:pos + 8 + size])
+            pos += 8 + size
+        if not dropped:
+            return data
+        body = b"".join(out)
+        trailer = data[-oid:]
+        if any(trailer):                 # index.skipHash writes zeros: keep them
+            trailer = (hashlib.sha256 if oid == 32 else hashlib.sha1)(body).digest()
+        return body + trailer
+    return None
+
+
+def _entries_end(data: bytes, oid: int) -> int | None:
+    got = _entries(data, oid, want_end=True)
+    return got if isinstance(got, int) else None

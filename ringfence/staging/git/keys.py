@@ -63,8 +63,13 @@ _SAFE_THREE_LEVEL = {
     "user": None,
 }
 
-# A remote URL through these transports runs a program (git-remote-ext, fd::).
-_RUNNING_URL_PREFIXES = ("ext::", "fd::")
+# A remote URL runs nothing of the repository's choosing only through these
+# transports (git-clone(1) "GIT URLS"). Everything else can: ``ext::`` and
+# ``fd::`` run a command, ``X::addr`` and ``X://`` run the helper git-remote-X,
+# and a local path or ``file://`` URL makes the host's push or fetch run the
+# target repository's hooks (pre-receive, update, post-receive) and its
+# ``uploadpack``/``receivepack`` configuration.
+_NETWORK_SCHEMES = ("https://", "http://", "ssh://", "git://", "git+ssh://", "ssh+git://")
 _COMMIT_SIGNING = frozenset({"commit.gpgsign", "tag.gpgsign", "push.gpgsign"})
 
 
@@ -97,10 +102,56 @@ def key_can_run_program(key: str, value: str | None = None) -> bool:
     if allowed is not None and var not in allowed:
         return True
     if section == "remote" and var in ("url", "pushurl"):
-        v = (value or "").strip().lower()
-        if value is None or v.startswith(_RUNNING_URL_PREFIXES):
-            return True
+        return value is None or not url_is_network(value)
+    if section == "branch" and var in ("remote", "pushremote"):
+        # a remote's name, "." (this repository: a local upstream branch), or a
+        # URL used in a remote's place
+        return value is None or not (value == "." or _REMOTE_NAME.match(value)
+                                     or url_is_network(value))
     return False
 
 
-__all__ = ["key_can_run_program", "split_key"]
+def url_is_network(url: str) -> bool:
+    """True for a URL through a network transport that runs no program of the
+    repository's choosing: http(s), ssh, git, and scp-like ``[user@]host:path``."""
+    u = url.strip()
+    low = u.lower()
+    if low.startswith(_NETWORK_SCHEMES):
+        rest = u.split("://", 1)[1]
+        return bool(rest) and not rest.startswith("-")
+    if "://" in u or "::" in u:
+        return False
+    # scp-like: no slash before the first colon, and a host that is not an option
+    head, colon, _ = u.partition(":")
+    return bool(colon) and bool(_SCP_HOST.match(head))
+
+
+class _Match:
+    """A tiny matcher without ``re`` (this module is on the hook path)."""
+
+    def __init__(self, first: str, rest: str) -> None:
+        self.first, self.rest = frozenset(first), frozenset(rest)
+
+    def match(self, text: str) -> bool:
+        return bool(text) and text[0] in self.first and all(c in self.rest for c in text[1:])
+
+
+_ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+_REMOTE_NAME = _Match(_ALNUM + "_", _ALNUM + "_.-")
+_SCP_HOST = _Match(_ALNUM + "_[", _ALNUM + "_.-@[]")
+
+
+# Keys that change what git status and diff show, so that a run's own edits stay
+# hidden from the person who reviews them (stat data trusted, untracked files
+# hidden, excludes elsewhere). Not programs: the classifier does not use this.
+_HIDES = frozenset({"core.trustctime", "core.checkstat", "core.sparsecheckout",
+                    "core.untrackedcache", "status.showuntrackedfiles", "core.ignorestat",
+                    })
+
+
+def key_hides_changes(key: str, value: str | None = None) -> bool:
+    section, sub, var = split_key(key.strip())
+    return sub is None and f"{section}.{var}" in _HIDES
+
+
+__all__ = ["key_can_run_program", "key_hides_changes", "split_key", "url_is_network"]
