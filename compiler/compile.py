@@ -13,6 +13,8 @@ import posixpath
 
 from ringfence.rfcore.lazyre import lazy
 from ringfence.profiles.model import Profile
+from ringfence.profiles.roots import (  # noqa: F401 - compile's vocabulary too
+    DEFAULT_TOOLING, _norm, _tooling_dir, _writable_templates, expand)
 from ringfence.rfcore.errors import SandboxError
 
 from .spec import (Bind, Broker, CapDropAll, Chdir, ClearEnv, Dev, DevNullOver, DieWithParent,
@@ -37,39 +39,6 @@ def looks_like_credential(name: str) -> bool:
     from ringfence.rfcore.credentials import name_looks_like_credential
 
     return name_looks_like_credential(name)
-
-
-def _norm(path: str) -> str:
-    return posixpath.normpath(path)
-
-
-def expand(template: str, *, workspace: str | None, tooling: str, home: str) -> str | None:
-    """Expand {workspace}, {tooling} and ~; None if it needs a workspace we lack."""
-    if "{workspace}" in template and workspace is None:
-        return None
-    text = template.replace("{workspace}", workspace or "").replace("{tooling}", tooling)
-    if text == "~" or text.startswith("~/"):
-        text = home + text[1:]
-    if not text.startswith("/"):
-        return None
-    return _norm(text)
-
-
-DEFAULT_TOOLING = "~/.cache/ringfence/tooling"     # profiles/model.py Tooling.dir
-
-
-def _tooling_dir(profile: Profile, home: str, default: str = "") -> str:
-    raw = profile.tooling.dir
-    if raw == DEFAULT_TOOLING and default:
-        return _norm(default)       # follows RINGFENCE_HOME / XDG_CACHE_HOME (host facts)
-    return _norm(home + raw[1:]) if raw == "~" or raw.startswith("~/") else _norm(raw)
-
-
-def _writable_templates(profile: Profile) -> list[str]:
-    out = list(profile.filesystem.writable)
-    if profile.tooling.enabled and "{tooling}" not in out:
-        out.append("{tooling}")
-    return out
 
 
 def wanted_paths(profile: Profile, workspace: str | None, host) -> tuple[list[str], list[str]]:

@@ -66,7 +66,7 @@ def refuse_private_state_inside(profile: Profile, workspace: str, home: str, env
     the workspace is staged with it: compile drops its own bind, RF646.)"""
     if not profile.sandbox:
         return
-    from ringfence.compiler.compile import _tooling_dir, _writable_templates, expand
+    from ringfence.profiles.roots import _tooling_dir, _writable_templates, expand
     from ringfence.rfcore.paths import pattern_cache_dir, state_dir, tooling_dir
 
     ws = os.path.realpath(workspace)

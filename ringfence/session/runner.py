@@ -173,7 +173,7 @@ def compile_for(profile, workspace: str, env: Mapping[str, str], cwd: str | None
     if profile.sandbox and profile.tooling.enabled:
         # The tooling dir is a declared cache dir, not a placeholder: create it so
         # the writable bind has a source.
-        from ringfence.compiler.compile import _tooling_dir
+        from ringfence.profiles.roots import _tooling_dir
         os.makedirs(_tooling_dir(profile, host.home, host.tooling_default), mode=0o700,
                     exist_ok=True)
     host = host.for_profile(profile, workspace)

@@ -144,7 +144,7 @@ def _guarded(profile, env, home: str) -> tuple[str, ...]:
 
     out = [os.path.realpath(d) for d in private_dirs(env)]
     if profile is not None and getattr(profile, "sandbox", False):
-        from ringfence.compiler.compile import _tooling_dir, _writable_templates, expand
+        from ringfence.profiles.roots import _tooling_dir, _writable_templates, expand
 
         from ringfence.rfcore.paths import tooling_dir
 
