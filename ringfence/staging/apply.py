@@ -387,6 +387,6 @@ def _walk_dir(upper_dir: str, ws_dir: str, rel_dir: str, ctx: _Ctx, p: Plan) -> 
     return more
 
 
-# --- applying: ringfence/staging/install.py -----------------------------------------
+# --- applying: ringfence/staging/place.py -----------------------------------------
 
-from ringfence.staging.install import Unsafe, apply_action, apply_plan  # noqa: E402,F401
+from ringfence.staging.place import Unsafe, apply_action, apply_plan  # noqa: E402,F401

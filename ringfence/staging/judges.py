@@ -305,7 +305,7 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
         return "a symbolic link inside a git directory" if is_link else None
     if kind == "hook":
         return None if rel.endswith(".sample") else "a git hook runs on the host's next git command"
-    from ringfence.staging.git import judges as gj
+    from ringfence.staging.git import repo_judges as gj
 
     if kind == "git-index":
         return gj.judge_index(new, old)

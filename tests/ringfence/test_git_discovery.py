@@ -9,7 +9,7 @@ import pytest
 
 from ringfence.staging.git.keys import key_can_run_program, url_is_network
 from ringfence.staging.git.discovery import View, resolve
-from ringfence.staging.git.judges import judge_exclude, judge_index
+from ringfence.staging.git.repo_judges import judge_exclude, judge_index
 
 
 def _tree(tmp_path):
