@@ -66,6 +66,19 @@ EXEC_LONGS: dict[str, frozenset[str]] = {
     "tar": frozenset({"--checkpoint", "--check-device", "--check-links", "--to-stdout",
                       "--totals", "--newer", "--newer-mtime", "--usage"}),
 }
+# bash(1) mapfile/readarray: -C CALLBACK is evaluated every -c lines; vim(1)
+# -s scriptin reads Normal-mode keystrokes (`:!cmd`) from a file; lftp(1) -c/-e
+# run lftp commands (`!cmd` runs a shell command); gdb -ex: effects_code.py
+_MAPFILE = {"-C": "evaluates the callback as shell code every -c lines"}
+EXEC_OPTIONS.update({"mapfile": _MAPFILE, "readarray": _MAPFILE,
+                     "lftp": {"-c": "runs lftp commands (`!` runs a shell command)",
+                              "-e": "runs lftp commands (`!` runs a shell command)",
+                              "-f": "runs a file of lftp commands"}})
+for _vim in ("vim", "nvim", "vi", "view", "gvim", "vimdiff"):
+    EXEC_OPTIONS.setdefault(_vim, {}).update({
+        "-c": "runs an ex command", "--cmd": "runs an ex command", "-S": "sources a script",
+        "-s": "reads Normal-mode keystrokes (`:!cmd`) from the file",
+        "-u": "uses the file as its vimrc (commands)"})
 EXEC_OPTIONS["sort"] = {"--compress-program": "runs the given program to compress temporary "
                                               "files (`sh` would run the data as a script)"}
 EXEC_OPTIONS["split"] = {"--filter": "runs a shell command for every output piece"}

@@ -24,6 +24,8 @@ def interp_mode(inv: Invocation) -> tuple[str, Word | None]:
     if found is None:
         return "", None
     base, row = found
+    if row.data_operands:
+        return stdin_mode(argv, row)
     i, n = 1, len(argv)
     if row.inline_subcommands:                 # deno eval '...'
         while i < n and argv[i].static and argv[i].value.startswith("-"):
@@ -93,3 +95,35 @@ def interp_mode(inv: Invocation) -> tuple[str, Word | None]:
     if not argv[i].static:
         return "dynamic", argv[i]
     return ("stdin" if argv[i].value in data.STDIN_PATHS else "script"), argv[i]
+
+
+def stdin_mode(argv: tuple[Word, ...], row: data.Interp) -> tuple[str, Word | None]:
+    """Programs whose operands are data (at, ed, gdb, sqlite3 DB, psql DBNAME): the
+    program is standard input unless an option or an operand past the data ones
+    gives it ('script': judged by the option-effects rows, effects_code.py)."""
+    operands = 0
+    i, n = 1, len(argv)
+    while i < n:
+        w = argv[i]
+        v = w.value
+        if not w.static:
+            return "dynamic", w
+        if v == "--":
+            operands += n - i - 1
+            break
+        if v in row.info:
+            return "info", w
+        if v.startswith("-") and len(v) > 1:
+            opt = v.split("=", 1)[0]
+            if opt in row.script_opts or (len(v) > 2 and v[:2] in row.script_opts):
+                return "script", w
+            if "=" not in v and (opt in row.value_long or
+                                 (len(v) == 2 and v[1] in row.value_letters)):
+                i += 1
+            i += 1
+            continue
+        operands += 1
+        i += 1
+    if 0 <= row.data_operands < operands:
+        return "script", argv[0]
+    return "stdin", argv[0]

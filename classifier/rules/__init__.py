@@ -98,7 +98,7 @@ def triggers(ctx: Context) -> set[str]:
         out.add("pipelines")
     if ctx.assignments:
         out.add("assignments")
-    if any(c.kind == "declaration" for c in ctx.script.commands):
+    if any(c.kind in ("declaration", "unset") for c in ctx.script.commands):
         out.add("declarations")
     if any(interp_for(n) for n in ctx.names if n):
         out.add("interpreters")

@@ -97,7 +97,7 @@ def _helper_args_ok(name: str, args: tuple[Word, ...]) -> bool:
     if name == "sleep":
         return bool(args) and all(data.SLEEP_ARG.fullmatch(a.value) for a in args)
     if name == "set":
-        return _set_ok(args)
+        return bool(args) and _set_ok(args)    # bare `set` prints every variable
     if name == "[":
         return bool(args) and args[-1].value == "]"
     return True
@@ -112,6 +112,8 @@ def _main_invocation(ctx: Context, index: int) -> Invocation | None:
 
 
 def _is_helper(ctx: Context, index: int, cmd: Command) -> bool:
+    if cmd.kind == "declaration" and ctx.by_index.get(index):
+        return False                           # it prints variables: a capability
     if cmd.kind in ("assign", "declaration", "unset"):
         # runs no program; values with a substitution are reported by RF101 instead
         return not any(a.value is not None and a.value.subst for a in cmd.assignments) and \

@@ -1,0 +1,227 @@
+"""The launcher table: programs that run the command in their operands.
+
+Each row says how the program finds the command it runs (which options take
+a value, how many operands come before the command, ``--``), so the analysis
+peels it like ``nice`` or ``timeout`` and judges and keys the inner command.
+``sudo``/``doas``-style rows also carry a fact (``escalation``, ``detach``).
+
+Sources: the program's own manual page or ``--help`` (util-linux 2.38, strace
+6.1, valgrind 3.19, coreutils 9.1, systemd 252, GNU screen 4.9, firejail
+0.9.72, numactl 2.0, libcgroup 2.0, xvfb-run from xvfb 21.1, dbus 1.14,
+fakeroot 1.31, OpenSSH 9.2, as on Debian 12). Installed ones are checked
+against the real program by tests/classifier/test_launchers.py.
+
+Row fields (``Wrapper``):
+- ``opts``: options that take a value (the next word, or attached);
+- ``positionals``: operands before the command (taskset MASK, chroot NEWROOT);
+- ``fact``: a one-time fact every use carries (``escalation``, ``detach``);
+- ``stop_opts``: options that mean "runs no command" (``taskset -p PID``);
+- ``writes``: options whose value is a file it writes (RF129);
+- ``fact_opts``: option -> fact it adds (``screen -d``: detach);
+- ``shell_opts``: options whose value is a shell string (``flock -c``), or a
+  command of the program's own that may run one (``screen -X stuff``) unless
+  its first word is in ``shell_safe`` (``screen -X quit``);
+- ``shell_words``: a word at the command's place meaning "a shell string
+  follows" (``flock FILE -c CMD``, ``sg GROUP -c CMD``);
+- ``shell``: the command words are handed to a shell (``sg GROUP CMD``),
+  unless one of ``shell_unless`` was given (``runuser -u USER CMD`` execs);
+- ``run_opts``: options whose value is a program or library it runs or loads;
+- ``env_opts``: options whose value is NAME=VALUE for the command (RF122).
+"""
+
+from typing import NamedTuple
+
+from .optspec import Opts, opts
+
+
+class Wrapper(NamedTuple):
+    opts: Opts = Opts()
+    positionals: int = 0          # words between the options and the program (timeout D)
+    fact: str = ""                # a one-time fact this wrapper carries ('escalation', ...)
+    stop_opts: frozenset[str] = frozenset()   # options that mean "not wrapping anything"
+    writes: frozenset[str] = frozenset()      # options whose value is a file it writes (RF129)
+    longs: frozenset[str] = frozenset()       # every long option: getopt_long takes prefixes
+    source: str = ""
+    fact_opts: tuple[tuple[str, str], ...] = ()
+    shell_opts: frozenset[str] = frozenset()
+    shell_words: frozenset[str] = frozenset()
+    shell: bool = False
+    shell_unless: frozenset[str] = frozenset()
+    run_opts: frozenset[str] = frozenset()
+    env_opts: frozenset[str] = frozenset()
+    shell_safe: frozenset[str] = frozenset()      # values of shell_opts that run nothing
+
+
+def _s(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_HV = _s("-h --help -V --version")
+_ESC = "escalation"
+
+LAUNCHERS: dict[str, Wrapper] = {
+    # taskset(1): taskset [options] mask command | taskset -c list command; -p: a pid
+    "taskset": Wrapper(positionals=1, stop_opts=_HV | _s("-p --pid"),
+                       source="taskset(1) taskset [options] mask command [argument...]"),
+    # chrt(1): chrt [options] priority command; -p: a pid; -m: prints the limits
+    "chrt": Wrapper(opts("-T", "-P", "-D", "--sched-runtime", "--sched-period",
+                         "--sched-deadline"), positionals=1,
+                    stop_opts=_HV | _s("-p --pid -m --max"),
+                    source="chrt(1) chrt [options] priority command [argument...]"),
+    # prlimit(1): the resource options take only an attached value (--nofile=10)
+    "prlimit": Wrapper(opts("-o", "--output"), stop_opts=_HV | _s("-p --pid"),
+                       source="prlimit(1) prlimit [options] [--resource=limits] command"),
+    # ionice(1): -p/-P/-u act on running processes (their operands are ids)
+    "ionice": Wrapper(opts("-c", "-n", "--class", "--classdata"),
+                      stop_opts=_HV | _s("-p --pid -P --pgid -u --uid"),
+                      source="ionice(1) ionice [options] command"),
+    # unshare(1): new namespaces (user namespace root with -r); escalation
+    "unshare": Wrapper(opts("-R", "--root", "-w", "--wd", "-S", "--setuid", "-G", "--setgid",
+                            "--propagation", "--setgroups", "--map-user", "--map-group",
+                            "--map-users", "--map-groups", "--monotonic", "--boottime"),
+                       fact=_ESC, stop_opts=_HV,
+                       source="unshare(1) unshare [options] [program [arguments]]"),
+    # nsenter(1), setpriv(1): other namespaces or credentials; escalation
+    "nsenter": Wrapper(opts("-t", "--target", "-S", "--setuid", "-G", "--setgid", "-W",
+                            "--wdns"), fact=_ESC, stop_opts=_HV,
+                       source="nsenter(1) nsenter [options] [program [arguments]]"),
+    "setpriv": Wrapper(opts("--ambient-caps", "--inh-caps", "--bounding-set", "--ruid",
+                            "--euid", "--rgid", "--egid", "--reuid", "--regid", "--groups",
+                            "--securebits", "--pdeathsig", "--selinux-label",
+                            "--apparmor-profile"), fact=_ESC, stop_opts=_HV | _s("-d --dump"),
+                       source="setpriv(1) setpriv [options] program [arguments]"),
+    # chroot(8): chroot [OPTION] NEWROOT [COMMAND [ARG]...] (no command: $SHELL -i)
+    "chroot": Wrapper(opts("--groups", "--userspec"), positionals=1, fact=_ESC,
+                      stop_opts=_s("--help --version"),
+                      source="chroot(8) chroot [OPTION] NEWROOT [COMMAND [ARG]...]"),
+    # sg(1): sg group [[-c] command]: the command is run by /bin/sh -c
+    "sg": Wrapper(positionals=1, fact=_ESC, shell=True,
+                  source="sg(1) sg [-] [group [-c ] command]: executed by /bin/sh"),
+    # runuser(1): -u USER [--] COMMAND execs it; the su form hands -c/arguments to a shell
+    "runuser": Wrapper(opts("-u", "--user", "-g", "--group", "-G", "--supp-group", "-s",
+                            "--shell", "-w", "--whitelist-environment"), fact=_ESC,
+                       shell=True, shell_unless=_s("-u --user"),
+                       shell_opts=_s("-c --command --session-command"), stop_opts=_HV,
+                       source="runuser(1) runuser [options] -u user [[--] command]"),
+    # flock(1): flock [options] file|directory command | file -c command | fd
+    "flock": Wrapper(opts("-w", "--timeout", "-E", "--conflict-exit-code"), positionals=1,
+                     shell_opts=_s("-c --command"), shell_words=_s("-c --command"),
+                     stop_opts=_HV,
+                     source="flock(1) flock [options] file|directory command [arguments]"),
+    # strace(1): -o FILE writes the trace; -E VAR=VAL sets the environment; -u USER
+    "strace": Wrapper(opts("-e", "-o", "--output", "-p", "--attach", "-u", "--user", "-E",
+                           "--env", "-b", "--detach-on", "-I", "--interruptible", "-a",
+                           "--columns", "-s", "--string-limit", "-X", "--const-print-style",
+                           "-O", "-S", "--summary-sort-by", "-U", "--summary-columns", "-P",
+                           "--trace-path", "--seccomp-bpf"),
+                      stop_opts=_HV | _s("-p --attach"), writes=_s("-o --output"),
+                      fact_opts=(("-u", _ESC), ("--user", _ESC)), env_opts=_s("-E --env"),
+                      source="strace(1) strace [-o FILE] [-E VAR=VAL] [-u USERNAME] PROG"),
+    # ltrace(1): -o filename writes; -p pid; -u username
+    "ltrace": Wrapper(opts("-a", "-A", "-D", "-e", "-l", "-n", "-o", "--output", "-p", "-s",
+                           "-u", "-w", "-x", "-F"), stop_opts=_HV | _s("-p"),
+                      writes=_s("-o --output"), fact_opts=(("-u", _ESC),),
+                      source="ltrace(1) ltrace [-o filename] [-p pid] [--] command [arg ...]"),
+    # valgrind(1): valgrind [valgrind-options] [your-program]; --log-file=, --xml-file=
+    "valgrind": Wrapper(opts("--log-file", "--xml-file"), stop_opts=_HV,
+                        writes=_s("--log-file --xml-file"),
+                        source="valgrind(1) --log-file=<filename>, --xml-file=<filename>"),
+    # xvfb-run(1): -e/--error-file and -f/--auth-file are files it writes
+    "xvfb-run": Wrapper(opts("-e", "--error-file", "-f", "--auth-file", "-n", "--server-num",
+                             "-p", "--xauth-protocol", "-s", "--server-args", "-w", "--wait"),
+                        writes=_s("-e --error-file -f --auth-file"), stop_opts=_s("-h --help"),
+                        source="xvfb-run(1) xvfb-run [options] command"),
+    # numactl(8): numactl [--interleave nodes] [--cpunodebind nodes] ... command
+    "numactl": Wrapper(opts("-i", "--interleave", "-p", "--preferred", "-m", "--membind",
+                            "-N", "--cpunodebind", "-C", "--physcpubind", "-P",
+                            "--preferred-many", "-w", "--weighted-interleave"),
+                       stop_opts=_s("-s --show -H --hardware --length --offset --shm "
+                                    "--file -V --version -h --help"),
+                       source="numactl(8) numactl [options] command {arguments ...}"),
+    # cgexec(1): cgexec [-g <controllers>:<path>] [--sticky] command [arguments]
+    "cgexec": Wrapper(opts("-g"), stop_opts=_s("-h --help"),
+                      source="cgexec(1) cgexec [-g <controllers>:<path>] command"),
+    # firejail(1): --output=/--output-stderr= write the log; --env=NAME=VALUE
+    "firejail": Wrapper(opts("--output", "--output-stderr", "--env", "--profile", "--join",
+                             "--name"), writes=_s("--output --output-stderr"),
+                        env_opts=_s("--env"), stop_opts=_s("--help --version --list --tree"),
+                        source="firejail(1) firejail [OPTIONS] [program and arguments]"),
+    # systemd-run(1): runs the command as a transient unit (by default of the system
+    # manager, as root); -E/--setenv NAME=VALUE
+    "systemd-run": Wrapper(opts("-u", "--unit", "-p", "--property", "--description",
+                                "--slice", "-H", "--host", "-M", "--machine",
+                                "--service-type", "--uid", "--gid", "--nice",
+                                "--working-directory", "-E", "--setenv", "--path-property",
+                                "--socket-property", "--timer-property", "--on-active",
+                                "--on-boot", "--on-startup", "--on-unit-active",
+                                "--on-unit-inactive", "--on-calendar"),
+                           fact=_ESC, env_opts=_s("-E --setenv"), stop_opts=_s("-h --help "
+                                                                                "--version"),
+                           source="systemd-run(1) systemd-run [OPTIONS...] COMMAND [ARGS...]"),
+    "systemd-inhibit": Wrapper(opts("--what", "--who", "--why", "--mode"),
+                               stop_opts=_s("-h --help --version --list"),
+                               source="systemd-inhibit(1) [OPTIONS...] [COMMAND] [ARGUMENTS...]"),
+    # dbus-launch(1): starts a session bus daemon that outlives the command
+    "dbus-launch": Wrapper(opts("--autolaunch", "--config-file"), fact="detach",
+                           stop_opts=_s("--help --version"),
+                           source="dbus-launch(1) dbus-launch [options] [PROGRAM] [ARGS...]"),
+    # screen(1): screen [-opts] [cmd [args]]; -d -m: detached; -X sends a command to
+    # a running session (`stuff`, `exec`); -c file: its screenrc runs commands; -s:
+    # the shell it runs
+    "screen": Wrapper(opts("-S", "-c", "-e", "-h", "-p", "-s", "-t", "-T", "-Logfile",
+                           "-ls", "-list", "-wipe"),
+                      stop_opts=_s("-r -R -x -ls -list -wipe -v -Q --help --version"),
+                      writes=_s("-Logfile"), fact_opts=(("-d", "detach"), ("-D", "detach")),
+                      shell_opts=_s("-X"), run_opts=_s("-c -s"),
+                      shell_safe=_s("quit kill detach title sessionname select next prev "
+                                    "other windows info version number lockscreen clear "
+                                    "redisplay fit remove only focus"),
+                      source="screen(1) screen [-opts] [cmd [args]]; -d -m, -X, -c, -s"),
+    # ssh-agent(1): ssh-agent [-a bind_address] [-t life] command [arg ...]
+    "ssh-agent": Wrapper(opts("-a", "-E", "-P", "-t"), stop_opts=_s("-k"),
+                         source="ssh-agent(1) ssh-agent [options] command [arg ...]"),
+    # fakeroot(1): -l/--lib loads a library, --faked runs a program, -s writes its state
+    "fakeroot": Wrapper(opts("-l", "--lib", "--faked", "-i", "-s", "-b", "--fd-base"),
+                        writes=_s("-s"), run_opts=_s("-l --lib --faked"),
+                        stop_opts=_s("-h --help -v --version"),
+                        source="fakeroot(1) fakeroot [-l library] [--faked binary] [-s "
+                               "save-file] [--] [command]"),
+    # faketime(1): faketime [switches] <timestamp> <program with arguments>
+    "faketime": Wrapper(opts("-p", "--date-prog"), positionals=1, run_opts=_s("--date-prog"),
+                        stop_opts=_s("-h --help -v --version"),
+                        source="faketime(1) faketime [switches] timestamp program"),
+    # moreutils chronic(1), eatmydata(1), expect's unbuffer(1), catchsegv(1):
+    # the program and its arguments follow
+    "chronic": Wrapper(source="chronic(1) chronic [-ev] COMMAND..."),
+    "eatmydata": Wrapper(source="eatmydata(1) eatmydata [--] command [arguments]"),
+    "unbuffer": Wrapper(source="unbuffer(1) unbuffer [-p] program [args]"),
+    "catchsegv": Wrapper(source="catchsegv(1) catchsegv program [args]"),
+    # trickle(1), torsocks(1), proxychains4(1): network shims in front of a program
+    "trickle": Wrapper(opts("-d", "-u", "-w", "-t", "-l", "-n"),
+                       source="trickle(1) trickle [-hvVs] [-d rate] [-u rate] command"),
+    "torsocks": Wrapper(opts("-u", "--user", "-p", "--pass", "-a", "--address", "-P",
+                             "--port"), stop_opts=_s("-h --help --version --shell"),
+                        source="torsocks(1) torsocks [options] command [args]"),
+    "proxychains4": Wrapper(opts("-f"), source="proxychains4 [-q] [-f config] program"),
+    # runit chpst(8): -u user (escalation), -e dir (environment from files), -/ root
+    "chpst": Wrapper(opts("-u", "-U", "-b", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o",
+                          "-p", "-f", "-c", "-r", "-t"), fact_opts=(("-u", _ESC), ("-/", _ESC)),
+                     env_opts=_s("-e"), source="chpst(8) chpst [-u user] [-e dir] prog"),
+    # macOS caffeinate(8): caffeinate [-disu] [-t timeout] [-w pid] [utility args...]
+    "caffeinate": Wrapper(opts("-t", "-w"), source="caffeinate(8) [-t timeout] [utility]"),
+}
+# GNU coreutils installed with a g prefix (Homebrew), and util-linux's aliases
+LAUNCHER_ALIASES = {"gtimeout": "timeout", "gnice": "nice", "gnohup": "nohup",
+                    "gstdbuf": "stdbuf", "gchroot": "chroot", "proxychains": "proxychains4"}
+
+# tmux(1) commands that run a shell command, now or later (new-session,
+# new-window, split-window, respawn-*, run-shell, if-shell, pipe-pane,
+# display-popup; send-keys types into a shell; source-file runs a file of
+# commands; set-hook/bind-key attach commands to events): tmux is handed a shell.
+TMUX_RUNS = _s("new new-session neww new-window splitw split-window respawnp respawn-pane "
+               "respawnw respawn-window run run-shell if if-shell pipep pipe-pane popup "
+               "display-popup send send-keys source source-file set-hook bind bind-key "
+               "command-prompt confirm-before confirm")
+# a shell operand then an option (`foo sh -c CMD`, `foo /bin/bash -lc CMD`): the
+# program runs it; programs that only print their operands are exempt
+PRINTS_OPERANDS = _s("echo printf")

@@ -1,0 +1,154 @@
+"""Options and operands whose value is code for the program itself: RF133 (runs
+a program) and RF131 (writes a file) rows of the option-effects table
+(classifier/effects_data.py merges CODE_TOOLS into TOOLS, style ``code``).
+
+`sqlite3 db '.shell id'`, `mysql -e 'system id'`, `psql -c '\\! id'`, `gdb -batch
+-ex 'shell id'`, `make --eval '$(shell id)'`: the key names a database client,
+a debugger or a build tool; these words make it run a shell command or write
+a file. Each value is judged by the program's own command language
+(``judge``); standard input as the program is RF116 (data_interp.py).
+
+Sources: sqlite3 CLI ".help" (3.40: .shell, .system, .output, .once, .save,
+.backup, .excel, .load, .read, .open, .log; the CLI's writefile(), edit(),
+load_extension() SQL functions; ATTACH and VACUUM INTO create files); mysql(1)
+"mysql Client Commands" (system, \\!, source, \\., pager, tee; SELECT ... INTO
+OUTFILE/DUMPFILE); psql(1) meta-commands (\\!, \\o, \\g, \\w, \\copy ... program,
+\\i, \\e, \\setenv, \\pset pager; COPY ... PROGRAM); gdb(1) -ex/-iex, -x/-ix
+and the commands shell, !, pipe, |, python, guile, source, run, start, call;
+GNU make(1) --eval=STRING (-E, make 4.4).
+
+Row target ``code:LANG`` (an option's value is code) or ``code-operands:LANG:N``
+(operands from the N-th, counted from 0, are code).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .effects_rows import Row, Tool
+
+
+def _r(options: str, target: str, why: str) -> Row:
+    return Row(frozenset(options.split()), "run", target, why)
+
+
+def _s(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_SQLITE_DOT_RUN = _s("shell system load read excel cd")
+_SQLITE_DOT_WRITE = _s("output once save backup open log dump-to trace")
+_SQLITE_SQL = [(re.compile(r"(?i)\bload_extension\s*\(|\bedit\s*\("), "run",
+                "calls a function that loads code or runs an editor"),
+               (re.compile(r"(?i)\bwritefile\s*\(|\battach\b|\bvacuum\b[^;]*\binto\b"), "write",
+                "writes a file (writefile(), ATTACH, VACUUM INTO)")]
+_MYSQL = [(re.compile(r"(?i)(^|[;\n])\s*(system|source|pager)\b|\\[!.P]"), "run",
+           "runs a shell command or a file of commands (system, \\!, source, pager)"),
+          (re.compile(r"(?i)\binto\s+(out|dump)file\b|(^|[;\n])\s*tee\b|\\T"), "write",
+           "writes a file (INTO OUTFILE, tee)")]
+_PSQL = [(re.compile(r"\\!|\\(o|out|g|gx|w|write)\s*\||\\copy\b[^\n]*\bprogram\b|"
+                     r"\\(i|ir|include|include_relative|e|edit|ef|ev|setenv)\b|"
+                     r"\\pset\s+pager|(?i:\bprogram\s+')"), "run",
+          "runs a shell command or a file of commands (\\!, \\o |, \\copy program, \\i)"),
+         (re.compile(r"\\(o|out|g|gx|w|write)\s+[^|\s]|\\copy\b[^\n]*\bto\b"), "write",
+          "writes a file (\\o FILE, \\g FILE, \\w, \\copy ... to)")]
+# gdb commands that only read or print (anything else may run a program: shell,
+# !, pipe, python, source, run, call, a user-defined command ...)
+_GDB_READS = re.compile(r"(?i)\s*(bt|backtrace|where|info|i|frame|f|list|l|disassemble|"
+                        r"x(/\S*)?|p(/\S*)?|print(/\S*)?|output|ptype|whatis|up|down|quit|q|"
+                        r"thread\s+apply\s+all\s+(bt|backtrace)|"
+                        r"set\s+(pagination|confirm|width|height|print)|show)"
+                        r"(\s+[^$()`;|!]*)?\s*")
+
+
+def judge(lang: str, text: str) -> list[tuple[str, str]]:
+    """(kind, why) for each thing a value of this language makes the program do."""
+    if lang == "make":
+        return [("run", "evaluates the text as a makefile (`$(shell ...)`, recipes)")]
+    if lang == "file":
+        return [("run", "runs the commands in the file")]
+    if lang == "gdb":
+        return [] if _GDB_READS.fullmatch(text) else \
+            [("run", "runs a debugger command that may run a program (shell, !, python, "
+                     "run, call, source)")]
+    if lang == "sqlite":
+        t = text.lstrip()
+        if t.startswith("."):
+            cmd = t[1:].split(None, 1)[0].lower() if len(t) > 1 else ""
+            if any(cmd.startswith(c) for c in _SQLITE_DOT_RUN) and cmd:
+                return [("run", f"runs a shell command or loads code (.{cmd})")]
+            if any(cmd.startswith(c) for c in _SQLITE_DOT_WRITE) and cmd:
+                return [("write", f"writes a file (.{cmd})")]
+            return []
+        table = _SQLITE_SQL
+    else:
+        table = _MYSQL if lang == "mysql" else _PSQL
+    return [(kind, why) for rx, kind, why in table if rx.search(text)]
+
+
+CODE_TOOLS: dict[str, Tool] = {
+    "sqlite3": Tool("sqlite3 .help; -cmd COMMAND, -init FILE", (
+        _r("-cmd", "code:sqlite", "runs the command"),
+        _r("-init", "code:file", "runs the commands in the file"),
+        _r("", "code-operands:sqlite:1", "runs the SQL or dot-command"),
+    ), _s("-cmd -init -separator -newline -nullvalue -vfs -mmap -A --cmd --init "
+          "--separator --newline --nullvalue --vfs"), style="code"),
+    "mysql": Tool("mysql(1) -e, --execute; --pager; --defaults-file; --plugin-dir", (
+        _r("-e --execute", "code:mysql", "runs the statements"),
+        _r("--pager --defaults-file --defaults-extra-file --plugin-dir --default-auth",
+           "code:file", "runs a pager, or reads a file or plugin that can run programs"),
+    ), _s("-u --user -h --host -P --port -p -S --socket -D --database -e --execute --pager "
+          "--defaults-file --defaults-extra-file --init-command --plugin-dir "
+          "--default-auth --protocol"),
+        _s("--execute --pager --defaults-file --defaults-extra-file --plugin-dir"),
+        style="code"),
+    "psql": Tool("psql(1) -c, --command; -o, --output; -L, --log-file", (
+        _r("-c --command", "code:psql", "runs the command"),
+    ), _s("-c --command -d --dbname -f --file -h --host -p --port -U --username -v --set "
+          "--variable -P --pset -o --output -L --log-file -F -R -T -W"),
+        _s("--command --output --log-file --file"), style="code"),
+    "gdb": Tool("gdb(1) -ex, --eval-command; -iex; -x, --command; -ix", (
+        _r("-ex -iex --eval-command --init-eval-command", "code:gdb", "runs the command"),
+        _r("-x -ix --command --init-command", "code:file", "runs the commands in the file"),
+    ), _s("-ex -iex -x -ix --eval-command --init-eval-command --command --init-command "
+          "-p --pid -c --core -d --directory -cd --cd -D --data-directory"), style="code"),
+    "make": Tool("make(1) --eval=STRING, -E STRING", (
+        _r("--eval -E", "code:make", "evaluates the text"),
+    ), _s("-C --directory -f --file --makefile -I --include-dir -j --jobs -l --load-average "
+          "-o --old-file --assume-old -W --what-if --new-file --assume-new -O --output-sync "
+          "--eval -E --jobserver-style --shuffle"),
+        _s("--eval --directory --file --makefile --include-dir --jobs --what-if "
+           "--environment-overrides --always-make"), style="code"),
+}
+
+
+def scan(args, tool: Tool):
+    """(option, value word) pairs and operands, as these programs read them: an
+    option of ``tool.value`` takes the next word, `--opt=value`, or an attached
+    value after a two-letter option (`-e'system id'`); gdb's and sqlite3's
+    single-dash long options (`-ex`, `-cmd`) are whole words."""
+    opts, operands = [], []
+    i, n = 0, len(args)
+    while i < n:
+        w = args[i]
+        v = w.value
+        if not w.static or not v.startswith("-") or v == "-":
+            operands.append(w)
+            i += 1
+            continue
+        if v == "--":
+            operands.extend(args[i + 1:])
+            break
+        name, eq, rest = v.partition("=")
+        if name in tool.value and not eq:
+            opts.append((name, args[i + 1] if i + 1 < n else None))
+            i += 2
+            continue
+        if eq and name in tool.value:
+            opts.append((name, w._replace(value=rest, raw=rest)))
+        elif not v.startswith("--") and v[:2] in tool.value and len(v) > 2:
+            opts.append((v[:2], w._replace(value=v[2:], raw=v[2:])))
+        else:
+            opts.append((name, None))
+        i += 1
+    return opts, operands
