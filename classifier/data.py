@@ -34,8 +34,8 @@ from .optspec import Opts, opts  # noqa: F401
 # --- transparent wrappers ----------------------------------------------------
 
 # The Wrapper row and the launcher table live in data_launch.py.
-from .data_launch import (LAUNCHERS, LAUNCHER_ALIASES, PRINTS_OPERANDS, TMUX_RUNS,  # noqa: E402,F401
-                          Wrapper)
+from .data_launch import (LAUNCHERS, LAUNCHER_ALIASES, PRINTS_OPERANDS, SCHEDULERS,  # noqa: E402,F401
+                          TMUX_RUNS, Wrapper)
 
 
 # Files a wrapper may write without it being a write (as for redirections, RF303/RF304).

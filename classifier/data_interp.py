@@ -88,13 +88,7 @@ INTERPRETERS: dict[str, Interp] = {
     "racket": Interp("interpreter", inline_letters="e", inline_long=frozenset({"--eval"})),
     "octave": Interp("interpreter", inline_long=frozenset({"--eval"})),
     "sbcl": Interp("interpreter", inline_long=frozenset({"--eval"})),
-    # Standard input is the program, operands are data (see Interp.data_operands):
-    # at(1)/batch: commands read from stdin (or -f FILE) run later; -l/-r/-c list,
-    # remove, print jobs. crontab(1): a file or stdin becomes the crontab.
-    "at": Interp("interpreter", data_operands=-1, value_letters="qfmt",
-                 info=frozenset({"-l", "-r", "-d", "-c", "-V", "--help"})),
-    "crontab": Interp("interpreter", data_operands=-1, value_letters="u",
-                      info=frozenset({"-l", "-V", "--help"})),
+    # Standard input is the program, operands are data (see Interp.data_operands).
     # ed(1)/ex: commands from stdin (`!cmd`, `w !cmd`, `r !cmd` run a shell);
     # ftp(1)/lftp: `!cmd` runs a shell command
     "ed": Interp("interpreter", data_operands=-1, value_letters="p",
@@ -137,7 +131,7 @@ INTERPRETERS: dict[str, Interp] = {
 }
 INTERPRETER_ALIASES = {"nodejs": "node", "luajit": "lua", "powershell": "pwsh",
                        "pypy": "python", "pypy3": "python", "gawk": "awk", "wish": "tclsh",
-                       "jimsh": "tclsh", "batch": "at", "ex": "ed", "lftp": "ftp",
+                       "jimsh": "tclsh", "ex": "ed", "lftp": "ftp",
                        "mariadb": "mysql", "tclsh8.6": "tclsh", "wish8.6": "tclsh", "gdb-multiarch": "gdb", "sqlite": "sqlite3",
                        "gm4": "m4"}
 _PYTHON_NAME = lazy(r"python[0-9.]*|pypy[0-9.]*")

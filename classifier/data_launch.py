@@ -225,3 +225,12 @@ TMUX_RUNS = _s("new new-session neww new-window splitw split-window respawnp res
 # a shell operand then an option (`foo sh -c CMD`, `foo /bin/bash -lc CMD`): the
 # program runs it; programs that only print their operands are exempt
 PRINTS_OPERANDS = _s("echo printf")
+
+# Programs that install commands which run later, outside the session (RF144),
+# -> the options that only list, print or remove jobs. at(1)/batch: commands
+# from stdin or -f FILE run at a time (-l/atq list, -r/-d/atrm remove, -c
+# print a job); crontab(1) FILE or stdin replaces the crontab (-l lists it).
+SCHEDULERS: dict[str, frozenset[str]] = {
+    "at": _s("-l -r -d -c -V --help"), "batch": _s("-V --help"),
+    "crontab": _s("-l -V --help"),
+}

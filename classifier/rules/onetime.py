@@ -376,7 +376,8 @@ CHECKS = (
     ("RF110", awk_exec, names(data.AWKS)),
     ("RF111", sed_exec, names(data.SEDS)),
     ("RF112", env_split, facts("env-split")),
-    ("RF113", option_exec, names(set(data.EXEC_OPTIONS) | data.PLUS_COMMAND)),
+    ("RF113", option_exec, names(set(data.EXEC_OPTIONS) | data.PLUS_COMMAND) +
+     facts("exec-option")),
     ("RF114", shell_launcher, facts("shell-launcher")),
     ("RF115", launched_shell, facts("launched-shell")),
     ("RF116", stdin_program, interpreters),
