@@ -179,7 +179,8 @@ def _unwrap(words: tuple[Word, ...], facts: list[Fact], env: list[tuple[str, Wor
     return ()
 
 
-from .launch import launcher_facts as _launcher_facts, operand_shells, tmux_runs  # noqa: E402
+from .launch import (launcher_facts as _launcher_facts, operand_command_line,  # noqa: E402
+                     operand_shells, tmux_runs)
 
 
 def _multiplexer_key(inv: Invocation) -> None:
@@ -303,6 +304,9 @@ def analyze(script: Script) -> list[Invocation]:
             if not argv or not name or any(f.kind == "stdin-program" for f in facts):
                 continue          # no static program: no key (RF003 says why)
             inv.key = argv[0].value
+            if name in data.DECLARATION_NAMES and facts and name != "unset":
+                # `builtin declare -p`, `command export`: keyed as the declaration is
+                inv.key = printing_key(argv) or name
             found = data.interp_for(name) if launched_by in ("xargs", "find") else None
             if found and not found[1].data_operands:
                 facts.append(Fact("launched-shell", argv[0].span, name, argv[0]))
@@ -349,6 +353,9 @@ def analyze(script: Script) -> list[Invocation]:
                 tw = tmux_runs(argv)
                 if tw is not None:
                     facts.append(Fact("shell-launcher", tw.span, f"tmux {tw.raw}", tw))
+            line = operand_command_line(argv, name) if len(argv) > 1 else None
+            if line is not None:
+                facts.append(Fact("shell-launcher", line.span, f"{name} {line.raw}", line))
             for k, sw in operand_shells(argv, name) if len(argv) > 2 else ():
                 # `foo --run sh -c CMD`: judged as running the shell (RF107/RF108)
                 if sw.static:

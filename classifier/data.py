@@ -35,6 +35,7 @@ from .optspec import Opts, opts  # noqa: F401
 
 # The Wrapper row and the launcher table live in data_launch.py.
 from .data_launch import (LAUNCHERS, LAUNCHER_ALIASES, PRINTS_OPERANDS, SCHEDULERS,  # noqa: E402,F401
+                          SHELL_OPERANDS, TMUX_COMMANDS, TMUX_COMMAND_OPTION,
                           TMUX_RUNS, Wrapper)
 
 
@@ -93,7 +94,7 @@ WATCH_EXEC = frozenset({"-x", "--exec"})
 # Programs that hand their arguments to a shell: always one-time.
 SHELL_LAUNCHERS: dict[str, frozenset[str] | None] = {
     # name -> options that make it run a shell string (None: always)
-    "parallel": None,
+    "parallel": None, **{n: None for n in SHELL_OPERANDS},
     "script": None,            # `script` alone spawns an interactive shell
     "su": frozenset({"-c", "--command", "--session-command"}),
     "flock": frozenset({"-c", "--command"}),
@@ -269,7 +270,9 @@ SET_OK_LETTERS = frozenset("eux")
 SET_OK_OPTIONS = frozenset({"pipefail", "errexit", "nounset", "xtrace"})
 SLEEP_ARG = lazy(r"\d+(\.\d+)?[smhd]?|\.\d+[smhd]?|infinity")
 EXIT_ARG = lazy(r"\d{1,3}")
-DECLARATION_OK_FLAGS = frozenset("xraAilug")   # -f/-F/-p/-n print or alias functions/vars
+DECLARATION_OK_FLAGS = frozenset("xraAilug")
+# builtins the parser reads as declarations; `builtin declare ...` reaches them as a command
+DECLARATION_NAMES = frozenset({"declare", "typeset", "local", "readonly", "export", "unset"})   # -f/-F/-p/-n print or alias functions/vars
 
 # --- builtins that force one-time -------------------------------------------
 ONE_TIME_BUILTINS: dict[str, str] = {

@@ -79,6 +79,16 @@ for _vim in ("vim", "nvim", "vi", "view", "gvim", "vimdiff"):
         "-c": "runs an ex command", "--cmd": "runs an ex command", "-S": "sources a script",
         "-s": "reads Normal-mode keystrokes (`:!cmd`) from the file",
         "-u": "uses the file as its vimrc (commands)"})
+# emacs(1) --eval/--execute EXPR, -l/--load FILE, -f/--funcall, --script/-x;
+# nmap(1) --script runs NSE (Lua) scripts; tcpdump(8) -z runs the postrotate
+# command; gawk(1) -l/--load loads a shared-library extension
+EXEC_OPTIONS.update({
+    "emacs": {o: "evaluates Lisp code or loads a file of it" for o in (
+        "--eval", "--execute", "-l", "--load", "-f", "--funcall", "--script", "-x")},
+    "nmap": {"--script": "runs NSE scripts", "--interactive": "runs an interactive shell"},
+    "tcpdump": {"-z": "runs the postrotate command on every saved file"},
+    "gawk": {"-l": "loads a shared-library extension", "--load": "loads a shared-library "
+             "extension"}})
 EXEC_OPTIONS["sort"] = {"--compress-program": "runs the given program to compress temporary "
                                               "files (`sh` would run the data as a script)"}
 EXEC_OPTIONS["split"] = {"--filter": "runs a shell command for every output piece"}

@@ -207,6 +207,52 @@ LAUNCHERS: dict[str, Wrapper] = {
     "chpst": Wrapper(opts("-u", "-U", "-b", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o",
                           "-p", "-f", "-c", "-r", "-t"), fact_opts=(("-u", _ESC), ("-/", _ESC)),
                      env_opts=_s("-e"), source="chpst(8) chpst [-u user] [-e dir] prog"),
+    # moreutils ifne(1) [-n] command, zrun(1) command, run-one(1) COMMAND
+    "ifne": Wrapper(source="ifne(1) ifne [-n] command"),
+    "zrun": Wrapper(source="zrun(1) zrun command file.gz [...]"),
+    "run-one": Wrapper(source="run-one(1) run-one COMMAND [ARGS]"),
+    "nocache": Wrapper(opts("-n"), source="nocache(1) nocache [-n <n>] command [args...]"),
+    # cpulimit(1): cpulimit -l limit [-e exe | -p pid | [--] command]
+    "cpulimit": Wrapper(opts("-l", "--limit", "-c", "--cpu", "-i"),
+                        stop_opts=_s("-p --pid -e --exe -P --path -h --help"),
+                        source="cpulimit(1) cpulimit [OPTIONS...] -- COMMAND"),
+    # rlwrap(1): -z filter runs a filter program; -l file logs the session
+    "rlwrap": Wrapper(opts("-a", "-b", "-C", "-D", "-e", "-f", "-F", "-g", "-H", "-l", "-M",
+                           "-O", "-p", "-P", "-q", "-s", "-S", "-t", "-w", "-z", "--filter",
+                           "--logfile", "--history-filename"),
+                      writes=_s("-l --logfile"), run_opts=_s("-z --filter"),
+                      source="rlwrap(1) rlwrap [-options] command ...; -z filter, -l file"),
+    # bwrap(1): bwrap [OPTION...] [--] COMMAND [ARG...]; many options take two values
+    "bwrap": Wrapper(opts("--args", "--argv0", "--userns", "--userns2", "--pidns", "--uid",
+                          "--gid", "--hostname", "--chdir", "--unsetenv", "--lock-file",
+                          "--sync-fd", "--remount-ro", "--exec-label", "--file-label", "--proc",
+                          "--dev", "--tmpfs", "--mqueue", "--dir", "--seccomp", "--add-seccomp-fd",
+                          "--block-fd", "--userns-block-fd", "--info-fd", "--json-status-fd",
+                          "--cap-add", "--cap-drop", "--perms", "--size",
+                          value2=("--bind", "--bind-try", "--dev-bind", "--dev-bind-try",
+                                  "--ro-bind", "--ro-bind-try", "--file", "--bind-data",
+                                  "--ro-bind-data", "--symlink", "--chmod", "--setenv",
+                                  "--bind-fd", "--ro-bind-fd")),
+                     stop_opts=_s("--help --version"),
+                     source="bwrap(1) bwrap [OPTION...] [--] COMMAND [ARG...]"),
+    # host escapes from a container or a flatpak: the command runs on the host
+    "flatpak-spawn": Wrapper(opts("--env", "--forward-fd", "--directory", "--app-path",
+                                  "--usr-path"), fact_opts=(("--host", _ESC),),
+                             env_opts=_s("--env"),
+                             source="flatpak-spawn(1) flatpak-spawn [OPTION...] COMMAND"),
+    "distrobox-host-exec": Wrapper(fact=_ESC,
+                                   source="distrobox-host-exec(1) distrobox-host-exec command"),
+    "host-spawn": Wrapper(fact=_ESC, source="host-spawn [OPTIONS] COMMAND"),
+    # task spoolers and daemonizers: the command runs later or detached
+    "nq": Wrapper(opts("-c"), fact="detach", source="nq(1) nq [-c] [-q] command"),
+    "tsp": Wrapper(opts("-L", "-D", "-N", "-E"), fact="detach",
+                   stop_opts=_s("-l -t -c -p -o -i -u -r -k -K -C -S -h -V -T"),
+                   source="tsp(1) tsp [options] [command...]"),
+    "daemonize": Wrapper(opts("-a", "-c", "-e", "-E", "-o", "-p", "-l", "-u"), fact="detach",
+                         writes=_s("-e -o -p -l"), env_opts=_s("-E"),
+                         fact_opts=(("-u", _ESC),),
+                         source="daemonize(1) daemonize [-a] [-c dir] [-e stderr] [-o stdout] "
+                                "[-p pidfile] [-u user] path [arg] ..."),
     # macOS caffeinate(8): caffeinate [-disu] [-t timeout] [-w pid] [utility args...]
     "caffeinate": Wrapper(opts("-t", "-w"), source="caffeinate(8) [-t timeout] [utility]"),
 }
@@ -214,14 +260,49 @@ LAUNCHERS: dict[str, Wrapper] = {
 LAUNCHER_ALIASES = {"gtimeout": "timeout", "gnice": "nice", "gnohup": "nohup",
                     "gstdbuf": "stdbuf", "gchroot": "chroot", "proxychains": "proxychains4"}
 
-# tmux(1) commands that run a shell command, now or later (new-session,
-# new-window, split-window, respawn-*, run-shell, if-shell, pipe-pane,
-# display-popup; send-keys types into a shell; source-file runs a file of
-# commands; set-hook/bind-key attach commands to events): tmux is handed a shell.
-TMUX_RUNS = _s("new new-session neww new-window splitw split-window respawnp respawn-pane "
-               "respawnw respawn-window run run-shell if if-shell pipep pipe-pane popup "
-               "display-popup send send-keys source source-file set-hook bind bind-key "
-               "command-prompt confirm-before confirm")
+# tmux(1) 3.3: every command (name -> alias), since tmux also accepts a unique
+# prefix of a name; TMUX_RUNS: the ones that run a shell command now or later
+# (new-session, new-window, split-window, respawn-*, run-shell, if-shell,
+# pipe-pane, display-popup/-menu; send-keys types into a shell; source-file
+# runs a file of commands; set-hook, bind-key, choose-*, command-prompt,
+# confirm-before attach commands to events) or write a file (save-buffer).
+# A `#(command)` in a format or option value runs a shell command too.
+TMUX_COMMANDS = dict(pair.split("=") for pair in (
+    "attach-session=attach bind-key=bind break-pane=breakp capture-pane=capturep "
+    "choose-buffer= choose-client= choose-tree= clear-history=clearhist "
+    "clear-prompt-history=clearphist clock-mode= command-prompt= confirm-before=confirm "
+    "copy-mode= customize-mode= delete-buffer=deleteb detach-client=detach "
+    "display-menu=menu display-message=display display-popup=popup display-panes=displayp "
+    "find-window=findw has-session=has if-shell=if join-pane=joinp kill-pane=killp "
+    "kill-server= kill-session= kill-window=killw last-pane=lastp last-window=last "
+    "link-window=linkw list-buffers=lsb list-clients=lsc list-commands=lscm list-keys=lsk "
+    "list-panes=lsp list-sessions=ls list-windows=lsw load-buffer=loadb lock-client=lockc "
+    "lock-server=lock lock-session=locks move-pane=movep move-window=movew "
+    "new-session=new new-window=neww next-layout=nextl next-window=next "
+    "paste-buffer=pasteb pipe-pane=pipep previous-layout=prevl previous-window=prev "
+    "refresh-client=refresh rename-session=rename rename-window=renamew "
+    "resize-pane=resizep resize-window=resizew respawn-pane=respawnp "
+    "respawn-window=respawnw rotate-window=rotatew run-shell=run save-buffer=saveb "
+    "select-layout=selectl select-pane=selectp select-window=selectw send-keys=send "
+    "send-prefix= server-access= set-buffer=setb set-environment=setenv set-hook= "
+    "set-option=set set-window-option=setw show-buffer=showb show-environment=showenv "
+    "show-hooks= show-messages=showmsgs show-options=show show-prompt-history=showphist "
+    "show-window-options=showw source-file=source split-window=splitw start-server=start "
+    "suspend-client=suspendc swap-pane=swapp swap-window=swapw switch-client=switchc "
+    "unbind-key=unbind unlink-window=unlinkw wait-for=wait").split())
+TMUX_RUNS = _s("new-session new-window split-window respawn-pane respawn-window run-shell "
+               "if-shell pipe-pane display-popup display-menu send-keys send-prefix "
+               "source-file set-hook bind-key command-prompt confirm-before choose-tree "
+               "choose-buffer choose-client save-buffer")
+# set-option values that are commands: default-command/-shell, lock-command and
+# the hooks (tmux 3 hooks are options: after-*, pane-*, session-*, ...)
+TMUX_COMMAND_OPTION = ("default-command", "default-shell", "lock-command", "after-",
+                       "alert-", "client-", "pane-", "session-", "window-", "command-")
+# Programs whose operands are shell command lines (each one run by a shell):
+# hyperfine(1) 'cmd', moreutils pee(1)/mispipe(1), concurrently, GNU sem,
+# entr(1) -s, watchexec -- cmd, nodemon --exec/-x, xe -s
+SHELL_OPERANDS = _s("hyperfine pee mispipe concurrently sem entr watchexec nodemon xe "
+                    "pueue")
 # a shell operand then an option (`foo sh -c CMD`, `foo /bin/bash -lc CMD`): the
 # program runs it; programs that only print their operands are exempt
 PRINTS_OPERANDS = _s("echo printf")

@@ -36,8 +36,12 @@ def _s(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_SQLITE_DOT_RUN = _s("shell system load read excel cd")
-_SQLITE_DOT_WRITE = _s("output once save backup open log dump-to trace")
+# sqlite3 takes a dot-command's name or a prefix of it (`.sh` is `.shell`); an
+# argument starting with `|` (`.output '|cmd'`, `.import '|cmd' t`, `.read '|cmd'`)
+# is a command it runs
+_SQLITE_DOT_RUN = ("shell", "system", "load", "read", "excel")
+_SQLITE_DOT_WRITE = ("output", "once", "save", "backup", "open", "log", "trace", "clone",
+                     "restore", "archive", "ar", "import", "cd")
 _SQLITE_SQL = [(re.compile(r"(?i)\bload_extension\s*\(|\bedit\s*\("), "run",
                 "calls a function that loads code or runs an editor"),
                (re.compile(r"(?i)\bwritefile\s*\(|\battach\b|\bvacuum\b[^;]*\binto\b"), "write",
@@ -61,12 +65,28 @@ _GDB_READS = re.compile(r"(?i)\s*(bt|backtrace|where|info|i|frame|f|list|l|disas
                         r"(\s+[^$()`;|!]*)?\s*")
 
 
+_MAKE_RUN_VARS = _s("SHELL .SHELLFLAGS MAKE MAKEFLAGS MAKESHELL CC CXX CPP LD AR AS "
+                    "CFLAGS CXXFLAGS CPPFLAGS LDFLAGS LDLIBS RUSTC GO PYTHON PERL")
+_SHELL_TEXT = re.compile(r"[;&|`<>\n]|\$\(")
+
+
 def judge(lang: str, text: str) -> list[tuple[str, str]]:
     """(kind, why) for each thing a value of this language makes the program do."""
     if lang == "make":
         return [("run", "evaluates the text as a makefile (`$(shell ...)`, recipes)")]
     if lang == "file":
         return [("run", "runs the commands in the file")]
+    if lang == "stdin-makefile":
+        return [("run", "reads the makefile from standard input")] \
+            if text in ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0") else []
+    if lang == "path":
+        return [("write", "writes the file")]
+    if lang == "makevar":
+        # `make CC='sh -c id'`, `make SHELL=./x`: a variable a recipe runs
+        name, eq, value = text.partition("=")
+        if eq and (name.strip(":+?! ") in _MAKE_RUN_VARS or _SHELL_TEXT.search(value)):
+            return [("run", "sets a make variable that recipes run")]
+        return []
     if lang == "gdb":
         return [] if _GDB_READS.fullmatch(text) else \
             [("run", "runs a debugger command that may run a program (shell, !, python, "
@@ -74,11 +94,13 @@ def judge(lang: str, text: str) -> list[tuple[str, str]]:
     if lang == "sqlite":
         t = text.lstrip()
         if t.startswith("."):
-            cmd = t[1:].split(None, 1)[0].lower() if len(t) > 1 else ""
-            if any(cmd.startswith(c) for c in _SQLITE_DOT_RUN) and cmd:
+            words = t[1:].split()
+            cmd = words[0].lower() if words else ""
+            if cmd and (any(c.startswith(cmd) or cmd.startswith(c) for c in _SQLITE_DOT_RUN)
+                        or any(a.lstrip("'\"").startswith("|") for a in words[1:])):
                 return [("run", f"runs a shell command or loads code (.{cmd})")]
-            if any(cmd.startswith(c) for c in _SQLITE_DOT_WRITE) and cmd:
-                return [("write", f"writes a file (.{cmd})")]
+            if cmd and any(c.startswith(cmd) or cmd.startswith(c) for c in _SQLITE_DOT_WRITE):
+                return [("write", f"writes or changes files (.{cmd})")]
             return []
         table = _SQLITE_SQL
     else:
@@ -88,22 +110,26 @@ def judge(lang: str, text: str) -> list[tuple[str, str]]:
 
 CODE_TOOLS: dict[str, Tool] = {
     "sqlite3": Tool("sqlite3 .help; -cmd COMMAND, -init FILE", (
-        _r("-cmd", "code:sqlite", "runs the command"),
-        _r("-init", "code:file", "runs the commands in the file"),
+        _r("-cmd --cmd", "code:sqlite", "runs the command"),
+        _r("-init --init", "code:file", "runs the commands in the file"),
+        _r("-A -archive --archive", "code:path", "works on an SQL archive (extracts or "
+           "creates files)"),
         _r("", "code-operands:sqlite:1", "runs the SQL or dot-command"),
-    ), _s("-cmd -init -separator -newline -nullvalue -vfs -mmap -A --cmd --init "
+    ), _s("-cmd -init -separator -newline -nullvalue -vfs -mmap --cmd --init "
           "--separator --newline --nullvalue --vfs"), style="code"),
     "mysql": Tool("mysql(1) -e, --execute; --pager; --defaults-file; --plugin-dir", (
         _r("-e --execute", "code:mysql", "runs the statements"),
         _r("--pager --defaults-file --defaults-extra-file --plugin-dir --default-auth",
            "code:file", "runs a pager, or reads a file or plugin that can run programs"),
+        _r("--tee", "code:path", "appends the session to the file"),
     ), _s("-u --user -h --host -P --port -p -S --socket -D --database -e --execute --pager "
           "--defaults-file --defaults-extra-file --init-command --plugin-dir "
-          "--default-auth --protocol"),
-        _s("--execute --pager --defaults-file --defaults-extra-file --plugin-dir"),
+          "--default-auth --protocol --tee"),
+        _s("--execute --pager --defaults-file --defaults-extra-file --plugin-dir --tee"),
         style="code"),
     "psql": Tool("psql(1) -c, --command; -o, --output; -L, --log-file", (
         _r("-c --command", "code:psql", "runs the command"),
+        _r("-o --output -L --log-file", "code:path", "writes query results or a log"),
     ), _s("-c --command -d --dbname -f --file -h --host -p --port -U --username -v --set "
           "--variable -P --pset -o --output -L --log-file -F -R -T -W"),
         _s("--command --output --log-file --file"), style="code"),
@@ -114,12 +140,35 @@ CODE_TOOLS: dict[str, Tool] = {
           "-p --pid -c --core -d --directory -cd --cd -D --data-directory"), style="code"),
     "make": Tool("make(1) --eval=STRING, -E STRING", (
         _r("--eval -E", "code:make", "evaluates the text"),
+        _r("-f --file --makefile", "code:stdin-makefile", "reads the makefile"),
+        _r("", "code-operands:makevar:0", "sets a variable"),
     ), _s("-C --directory -f --file --makefile -I --include-dir -j --jobs -l --load-average "
           "-o --old-file --assume-old -W --what-if --new-file --assume-new -O --output-sync "
           "--eval -E --jobserver-style --shuffle"),
         _s("--eval --directory --file --makefile --include-dir --jobs --what-if "
            "--environment-overrides --always-make"), style="code"),
 }
+
+
+_GDB_LONG = {"eval-command": "-ex", "init-eval-command": "-iex", "command": "-x",
+             "init-command": "-ix", "ex": "-ex", "iex": "-iex", "x": "-x", "ix": "-ix"}
+
+
+def _canonical(name: str, tool: Tool) -> str:
+    """An option as the program reads it: a unique prefix of a long option
+    (getopt_long: `make --ev`), and gdb's getopt_long_only (`--ex`, `-eval-c`)."""
+    if tool.source.startswith("gdb"):
+        bare = name.lstrip("-")
+        if bare in _GDB_LONG:
+            return _GDB_LONG[bare]
+        hits = {v for k, v in _GDB_LONG.items() if len(bare) >= 2 and k.startswith(bare)}
+        return hits.pop() if len(hits) == 1 else name
+    if name.startswith("--") and name not in tool.value:
+        longs = tool.longs | {o for o in tool.value if o.startswith("--")}
+        hits = [o for o in longs if o.startswith(name)]
+        if len(hits) == 1:
+            return hits[0]
+    return name
 
 
 def scan(args, tool: Tool):
@@ -140,6 +189,7 @@ def scan(args, tool: Tool):
             operands.extend(args[i + 1:])
             break
         name, eq, rest = v.partition("=")
+        name = _canonical(name, tool)
         if name in tool.value and not eq:
             opts.append((name, args[i + 1] if i + 1 < n else None))
             i += 2

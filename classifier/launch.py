@@ -55,18 +55,54 @@ def launcher_facts(words: tuple[Word, ...], i: int, j: int, spec: Wrapper,
     return handed
 
 
+def _tmux_command(word: str) -> str:
+    """tmux's own lookup: an exact name or alias, else a unique prefix of a name."""
+    if word in data.TMUX_COMMANDS:
+        return word
+    for name, alias in data.TMUX_COMMANDS.items():
+        if alias == word:
+            return name
+    hits = [n for n in data.TMUX_COMMANDS if n.startswith(word)]
+    return hits[0] if len(hits) == 1 else ""
+
+
 def tmux_runs(argv: tuple[Word, ...]) -> Word | None:
-    """The tmux word that makes it run a shell command: a command of TMUX_RUNS
-    anywhere (commands chain with `;`), `-c shell-command`, `-f` (a config of
-    commands), or a word decided at run time."""
-    for k, w in enumerate(argv[1:], 1):
+    """The tmux word that makes it run a shell command: `-c shell-command` or `-f
+    FILE` among the global options, a command of TMUX_RUNS (commands chain with
+    `;`), a set-option of a command or hook option, a `#(command)` format, or a
+    word decided at run time."""
+    i, n = 1, len(argv)
+    while i < n and argv[i].static and argv[i].value.startswith("-") and argv[i].value != "-":
+        v = argv[i].value
+        if v == "--":
+            i += 1
+            break
+        step = 1
+        for k, letter in enumerate(v[1:], 1):      # getopt "2c:CDdf:hL:lNS:T:uVv"
+            if letter in "cf":
+                return argv[i]
+            if letter in "LST":
+                step = 2 if k == len(v) - 1 else 1
+                break
+        i += step
+    first = True
+    current = ""
+    for w in argv[i:]:
         if not w.static:
             return w
         v = w.value
-        if v in data.TMUX_RUNS or (v.endswith(";") and v[:-1] in data.TMUX_RUNS):
+        if "#(" in v:
             return w
-        if v in ("-c", "-f") and k < 3:
+        if first:
+            current = _tmux_command(v.rstrip(";"))
+            if current in data.TMUX_RUNS:
+                return w
+            first = False
+        elif current in ("set-option", "set-window-option") and \
+                v.startswith(data.TMUX_COMMAND_OPTION):
             return w
+        if v == ";" or v.endswith(";"):
+            first = True
     return None
 
 
@@ -99,3 +135,21 @@ def operand_shells(argv: tuple[Word, ...], name: str) -> list[tuple[int, Word]]:
         if base and data.interp_for(base):
             out.append((k, w))
     return out
+
+
+_COMMAND_LINE = re.compile(r"\s*(\S*/)?([A-Za-z0-9._+-]+)\s+(-[A-Za-z]*c|-e|-E)(\s|$)")
+
+
+def operand_command_line(argv: tuple[Word, ...], name: str) -> Word | None:
+    """An operand that is itself a command line running a shell or interpreter
+    inline (`foo 'sh -c id'`, `foo "python3 -c ..."`): a program handed such a
+    word hands it to a shell. Programs that print or match text are exempt."""
+    if name in data.PRINTS_OPERANDS or name in data.HELPERS or name in data.FILTERS or \
+            name in ("git", "grep", "rg", "sed", "awk", "jq"):
+        return None
+    for w in argv[1:]:
+        if w.static and " " in w.value:
+            m = _COMMAND_LINE.match(w.value)
+            if m and data.interp_for(m.group(2)):
+                return w
+    return None

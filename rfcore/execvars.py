@@ -58,6 +58,17 @@ EXEC_VARS = frozenset({
     "CLOUDSDK_CONFIG", "GOOGLE_APPLICATION_CREDENTIALS", "AZURE_CONFIG_DIR", "GNUPGHOME",
     "PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG", "BUNDLE_GEMFILE", "GRADLE_USER_HOME",
     "MAVEN_OPTS", "GRADLE_OPTS", "ANT_OPTS", "SBT_OPTS",
+    # libraries and startup code loaded by name: OpenSSL engines/providers
+    # (OPENSSL_CONF), Lua's LUA_INIT (code), PHP's PHPRC/PHP_INI_SCAN_DIR
+    # (auto_prepend_file), R's R_PROFILE_USER, GTK/GIO/Qt/GStreamer modules, cgo's
+    # compiler flags, bash's EXECIGNORE, and package indexes whose packages run
+    # install code (pip, uv)
+    "OPENSSL_CONF", "OPENSSL_ENGINES", "OPENSSL_MODULES", "LUA_INIT", "LUA_PATH", "LUA_CPATH",
+    "PHPRC", "PHP_INI_SCAN_DIR", "R_PROFILE", "R_PROFILE_USER", "R_ENVIRON_USER",
+    "GTK_MODULES", "GIO_MODULE_DIR", "QT_PLUGIN_PATH", "GST_PLUGIN_PATH", "CGO_CFLAGS",
+    "CGO_CPPFLAGS", "CGO_CXXFLAGS", "CGO_LDFLAGS", "EXECIGNORE", "RUSTUP_TOOLCHAIN",
+    "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "UV_INDEX_URL",
+    "UV_EXTRA_INDEX_URL", "UV_INDEX", "UV_FIND_LINKS", "TCLLIBPATH", "JULIA_LOAD_PATH",
 })
 EXEC_VAR_PREFIXES = ("LD_", "DYLD_", "BASH_FUNC_", "npm_config_", "NPM_CONFIG_", "CARGO_")
 # *_COMMAND, and programs that name their pager, editor, browser, remote shell or

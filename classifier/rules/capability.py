@@ -70,7 +70,8 @@ _PRINTERS = frozenset({"set", "declare", "typeset", "export", "readonly", "local
 
 def prints_environment(ctx: Context) -> Iterable[Hit]:
     for inv in _counted(ctx):
-        if inv.name in _PRINTERS and (inv.key != "set" or len(inv.argv) == 1):
+        if inv.name in _PRINTERS and (inv.key.endswith((" -p", " -f")) or
+                                      (inv.key == "set" and len(inv.argv) == 1)):
             what = "function definitions" if inv.key.endswith(" -f") else \
                 "shell variables, secrets included"
             yield inv.argv[0].span, f"`{inv.key}` prints {what}: a capability of its own, " \

@@ -230,12 +230,14 @@ def _reads_code(ctx: Context, owner: int | None) -> bool:
     for inv in invs:
         if not inv.name:
             return True
-        if data.interp_for(inv.name) or inv.name in ("busybox", "toybox"):
+        if data.interp_for(inv.name) or inv.name in ("busybox", "toybox") or \
+                inv.name in data.AWKS or inv.name in data.SEDS:
             mode = ctx.interp_modes.get(id(inv))
             if mode is None:
                 mode = ctx.interp_modes[id(inv)] = interp_mode(inv)
             # `python3 app.py <<<input` reads it as data; `python3 <<<code` runs it
-            if mode[0] not in ("script", "info", "inline"):
+            # (sed and awk only with `-f -`)
+            if mode[0] not in ("script", "info", "inline", ""):
                 return True
     return False
 

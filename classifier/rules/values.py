@@ -80,6 +80,7 @@ def _test_operands(cmd: Command) -> Iterable[Hit]:
 
 
 _WAIT = Opts(frozenset({"-p"}))
+data_decl = DECLARERS | {"unset"}
 
 
 def _unset_names(cmd: Command) -> Iterable[Hit]:
@@ -138,6 +139,11 @@ def arithmetic(ctx: Context) -> Iterable[Hit]:
         for w in _assigned_names(inv):
             if w.static and not subscript_literal(w.value):
                 yield w.span, f"the subscript of `{w.raw}`, assigned by `{name}`, {_WHY}"
+        if name in data_decl and inv.facts and len(inv.argv) > 1:
+            # `builtin declare 'a[$(id)]=1'`, `command unset 'a[$(id)]'`
+            fake = Command("unset" if name == "unset" else "declaration", inv.argv, (),
+                           inv.argv[0].span)
+            yield from (_unset_names(fake) if name == "unset" else _declared(fake))
         if name == "wait":
             # `wait -n -p 'a[$(id)]'` assigns the job's id through the subscript
             opts, _ = scan_args(inv.argv[1:], _WAIT)
@@ -151,13 +157,16 @@ def arithmetic(ctx: Context) -> Iterable[Hit]:
         if cmd.kind == "test" and cmd.words:
             yield from _test_operands(cmd)
         elif cmd.kind == "declaration" and cmd.words and cmd.words[0].value in DECLARERS:
-            for w in cmd.words[1:]:
-                if w.static and w.value.startswith(("-", "+")):
-                    continue
-                if not w.static or not subscript_literal(w.value):
-                    yield w.span, f"`{cmd.words[0].value} {w.raw}`: a subscript in the " \
-                                  f"name {_WHY}"
+            yield from _declared(cmd)
     yield from _declared_integers(ctx)
+
+
+def _declared(cmd: Command) -> Iterable[Hit]:
+    for w in cmd.words[1:]:
+        if w.static and w.value.startswith(("-", "+")):
+            continue
+        if not w.static or not subscript_literal(w.value):
+            yield w.span, f"`{cmd.words[0].value} {w.raw}`: a subscript in the name {_WHY}"
 
 
 def indirection(ctx: Context) -> Iterable[Hit]:
@@ -203,7 +212,7 @@ def dormant_code(ctx: Context) -> Iterable[Hit]:
 CHECKS = (
     ("RF140", arithmetic, constructs("arithmetic") + declarations +
      names({"let", "test", "[", "[[", "read", "printf", "mapfile", "readarray", "getopts",
-            "wait"})),
+            "wait", "unset"} | DECLARERS)),
     ("RF141", indirection, constructs("indirection")),
     ("RF142", prompt_expansion, constructs("prompt-expansion")),
     ("RF143", dormant_code, constructs("arithmetic", "indirection", "prompt-expansion") +

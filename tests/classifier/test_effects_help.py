@@ -25,7 +25,10 @@ GIT_DOC = {"whatchanged": "log"}
 # the installed tool does not document them (and checked when it does).
 ELSEWHERE = {("rg", "--hostname-bin"): "ripgrep 14 added --hostname-bin (Debian 12 has 13)",
              ("yq", "--inplace"): "--inplace is mikefarah yq's spelling; Debian's yq "
-                                  "(kislyuk) spells it --in-place"}
+                                  "(kislyuk) spells it --in-place",
+             **{("sqlite3", o): "sqlite3's shell.c reads every option with one dash or two, "
+                               "and -archive as -A; its --help lists one spelling"
+                for o in ("--cmd", "--init", "--archive", "-archive")}}
 NON_OPTION_WORDS = {"xxd": ["outfile"], "dd": ["of="], "socat": ["exec:", "system:", "create:",
                                                                  "open:", "gopen:"]}
 
