@@ -107,31 +107,29 @@ def tmux_runs(argv: tuple[Word, ...]) -> Word | None:
 
 
 _SHELL_C = re.compile(r"-[eilx]{0,3}c")     # `$SH -c`, `$SH -lc`, `$SH -ec`
-
-
-def _shell_option(w: Word) -> bool:
-    v = w.value
-    return w.static and len(v) > 1 and v[0] in "-+"
+# programs that print or match their operands as text
+_EXEMPT = data.PRINTS_OPERANDS | data.HELPERS | frozenset(data.FILTERS) | \
+    frozenset({"grep", "rg", "sed", "awk", "jq"})
 
 
 def operand_shells(argv: tuple[Word, ...], name: str) -> list[tuple[int, Word]]:
     """Operands that are a shell or interpreter followed by an option (`sh -c`,
     `/bin/bash -lc`, `python3 -c`), or a word decided at run time followed by
     `-c`: the program most likely runs them. Returns (index, word) of each."""
-    if name in data.PRINTS_OPERANDS or name in data.HELPERS:
+    if name in _EXEMPT:
         return []
     out: list[tuple[int, Word]] = []
-    n = len(argv)
-    for k in range(1, n - 1):
-        w = argv[k]
+    for k in range(1, len(argv) - 1):
         nxt = argv[k + 1]
-        if not _shell_option(nxt):
+        v = nxt.value
+        if len(v) < 2 or v[0] not in "-+" or not nxt.static:
             continue
+        w = argv[k]
         if not w.static:
-            if _SHELL_C.fullmatch(nxt.value):
+            if _SHELL_C.fullmatch(v):
                 out.append((k, w))
             continue
-        base = posixpath.basename(w.value)
+        base = w.value[w.value.rfind("/") + 1:]
         if base and data.interp_for(base):
             out.append((k, w))
     return out
@@ -144,11 +142,10 @@ def operand_command_line(argv: tuple[Word, ...], name: str) -> Word | None:
     """An operand that is itself a command line running a shell or interpreter
     inline (`foo 'sh -c id'`, `foo "python3 -c ..."`): a program handed such a
     word hands it to a shell. Programs that print or match text are exempt."""
-    if name in data.PRINTS_OPERANDS or name in data.HELPERS or name in data.FILTERS or \
-            name in ("git", "grep", "rg", "sed", "awk", "jq"):
+    if name in _EXEMPT or name == "git":
         return None
     for w in argv[1:]:
-        if w.static and " " in w.value:
+        if " " in w.value and w.static:
             m = _COMMAND_LINE.match(w.value)
             if m and data.interp_for(m.group(2)):
                 return w
