@@ -239,7 +239,7 @@ ASSIGNING_BUILTINS: dict[str, Opts] = {
     "getopts": Opts(),
 }
 # Programs whose short options cluster (`rsync -avze ssh`): look inside clusters.
-CLUSTER_EXEC = frozenset({"tar", "rsync", "mapfile", "readarray"})
+CLUSTER_EXEC = frozenset({"tar", "rsync", "mapfile", "readarray", "compgen"})
 
 # git subcommand options / words that run programs (RF109).
 GIT_EXEC_SUB: dict[str, frozenset[str]] = {

@@ -105,6 +105,12 @@ INTERPRETERS: dict[str, Interp] = {
                                          "--batch-silent"}),
                   info=frozenset({"--version", "-version", "--help", "-help",
                                   "--configuration", "-configuration"})),
+    # lldb(1): commands from stdin unless -b/--batch
+    "lldb": Interp("interpreter", data_operands=-1, value_letters="oOkKsSpnca",
+                   value_long=frozenset({"--one-line", "--source", "--attach-pid", "--core",
+                                         "--attach-name", "--arch", "--file"}),
+                   script_opts=frozenset({"-b", "--batch"}),
+                   info=frozenset({"--version", "-v", "--help", "-h"})),
     # sqlite3(1) [OPTIONS] FILENAME [SQL...]; mysql(1) -e; psql(1) -c/-f
     "sqlite3": Interp("interpreter", data_operands=1,
                       value_long=frozenset({"-cmd", "-init", "-separator", "-newline",

@@ -143,7 +143,8 @@ LAUNCHERS: dict[str, Wrapper] = {
                       source="cgexec(1) cgexec [-g <controllers>:<path>] command"),
     # firejail(1): --output=/--output-stderr= write the log; --env=NAME=VALUE
     "firejail": Wrapper(opts("--output", "--output-stderr", "--env", "--profile", "--join",
-                             "--name"), writes=_s("--output --output-stderr"),
+                             "--name", "--shell"), writes=_s("--output --output-stderr"),
+                        run_opts=_s("--shell"),
                         env_opts=_s("--env"), stop_opts=_s("--help --version --list --tree"),
                         source="firejail(1) firejail [OPTIONS] [program and arguments]"),
     # systemd-run(1): runs the command as a transient unit (by default of the system
@@ -163,6 +164,7 @@ LAUNCHERS: dict[str, Wrapper] = {
                                source="systemd-inhibit(1) [OPTIONS...] [COMMAND] [ARGUMENTS...]"),
     # dbus-launch(1): starts a session bus daemon that outlives the command
     "dbus-launch": Wrapper(opts("--autolaunch", "--config-file"), fact="detach",
+                           run_opts=_s("--config-file"),
                            stop_opts=_s("--help --version"),
                            source="dbus-launch(1) dbus-launch [options] [PROGRAM] [ARGS...]"),
     # screen(1): screen [-opts] [cmd [args]]; -d -m: detached; -X sends a command to
@@ -171,7 +173,8 @@ LAUNCHERS: dict[str, Wrapper] = {
     "screen": Wrapper(opts("-S", "-c", "-e", "-h", "-p", "-s", "-t", "-T", "-Logfile",
                            "-ls", "-list", "-wipe"),
                       stop_opts=_s("-r -R -x -ls -list -wipe -v -Q --help --version"),
-                      writes=_s("-Logfile"), fact_opts=(("-d", "detach"), ("-D", "detach")),
+                      writes=_s("-Logfile"),
+                      fact_opts=(("-d", "detach"), ("-D", "detach"), ("-L", "wrapper-writes")),
                       shell_opts=_s("-X"), run_opts=_s("-c -s"),
                       shell_safe=_s("quit kill detach title sessionname select next prev "
                                     "other windows info version number lockscreen clear "

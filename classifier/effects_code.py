@@ -79,6 +79,8 @@ def judge(lang: str, text: str) -> list[tuple[str, str]]:
     if lang == "stdin-makefile":
         return [("run", "reads the makefile from standard input")] \
             if text in ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0") else []
+    if lang == "cmake-e":
+        return []          # judged as a whole by cmake_mode (the operands after -E)
     if lang == "path":
         return [("write", "writes the file")]
     if lang == "makevar":
@@ -138,6 +140,30 @@ CODE_TOOLS: dict[str, Tool] = {
         _r("-x -ix --command --init-command", "code:file", "runs the commands in the file"),
     ), _s("-ex -iex -x -ix --eval-command --init-eval-command --command --init-command "
           "-p --pid -c --core -d --directory -cd --cd -D --data-directory"), style="code"),
+    # lldb(1): -o/--one-line, -O, -k/--one-line-on-crash run commands (`platform
+    # shell`, `script` run programs); -s/-S/-K/--source run files of commands
+    "lldb": Tool("lldb(1) -o, --one-line; -O; -k; -s, --source; -S; -K", (
+        _r("-o --one-line -O --one-line-before-file -k --one-line-on-crash", "code:gdb",
+           "runs the command"),
+        _r("-s --source -S --source-before-file -K --source-on-crash", "code:file",
+           "runs the commands in the file"),
+    ), _s("-o --one-line -O --one-line-before-file -k --one-line-on-crash -s --source -S "
+          "--source-before-file -K --source-on-crash -p --attach-pid -n --attach-name -c "
+          "--core -a --arch -f --file"), style="code"),
+    # cmake(1) -E: `rm`/`remove`/`remove_directory` delete, `env`/`chdir`/`time`
+    # run a command, `copy*`/`rename`/`touch`/`make_directory`/`create_symlink`/
+    # `tar` write; -P runs a script
+    "cmake": Tool("cmake(1) -E <command> [<options>]; -P <file>", (
+        _r("", "code-operands:cmake-e:0", "runs the tool mode command"),
+    ), _s("-E -P -S -B -C -D -G -T -A -U --build --install --preset"), style="code"),
+    # openssl(1): -engine/-provider/-provider-path load a library; -out/-keyout
+    # write the file
+    "openssl": Tool("openssl(1) -engine id, -provider name, -provider-path path; -out file", (
+        _r("-engine -provider -provider-path", "code:file", "loads a library (code)"),
+        _r("-out -keyout", "code:path", "writes the file"),
+    ), _s("-engine -provider -provider-path -out -keyout -in -inkey -key -config "
+          "-passin -passout -subj -days -newkey -CA -CAkey -signkey -name -digest -cipher"),
+        style="code"),
     "make": Tool("make(1) --eval=STRING, -E STRING", (
         _r("--eval -E", "code:make", "evaluates the text"),
         _r("-f --file --makefile", "code:stdin-makefile", "reads the makefile"),
@@ -202,3 +228,29 @@ def scan(args, tool: Tool):
             opts.append((name, None))
         i += 1
     return opts, operands
+
+
+_CMAKE_DELETE = _s("rm remove remove_directory")
+_CMAKE_RUN = _s("env chdir time")
+_CMAKE_WRITE = _s("copy copy_directory copy_directory_if_different copy_if_different rename "
+                  "touch touch_nocreate make_directory create_symlink create_hardlink tar "
+                  "cat md5sum")
+
+
+def cmake_mode(args) -> tuple[str, str] | None:
+    """`cmake -E rm -rf DIR`: (kind, why) of the tool-mode command after -E."""
+    for i, w in enumerate(args):
+        if w.static and w.value == "-E" and i + 1 < len(args):
+            cmd = args[i + 1]
+            if not cmd.static:
+                return "run", "runs a tool-mode command decided at run time"
+            if cmd.value in _CMAKE_DELETE:
+                return "delete", f"deletes files (-E {cmd.value})"
+            if cmd.value in _CMAKE_RUN:
+                return "run", f"runs a command (-E {cmd.value})"
+            if cmd.value in _CMAKE_WRITE - _s("cat md5sum"):
+                return "write", f"writes files (-E {cmd.value})"
+            return None
+        if w.static and w.value == "-P":
+            return "run", "runs a CMake script (execute_process runs programs)"
+    return None

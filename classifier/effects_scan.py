@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from . import data
 from .analysis import Invocation, canonical_long, scan_args
-from .effects_code import judge, scan as scan_code
+from .effects_code import cmake_mode, judge, scan as scan_code
 from .effects_data import INPLACE_AWK, TOOLS, Row, Tool, tool_for
 from .ir import Span, Word
 
@@ -281,6 +281,12 @@ def _code(inv: Invocation, tool: Tool) -> list[Effect]:
     if any(o in tool.stop for o, _ in opts):
         return []
     out: list[Effect] = []
+    if inv.name == "cmake":
+        found = cmake_mode(inv.argv[1:])
+        if found:
+            out.append(Effect(found[0], _whole(inv), f"`cmake` {found[1]}",
+                              f"{found[0]}:" + ",".join(w.value for w in operands[1:])))
+        return out
     for row in tool.rows:
         lang = row.target.split(":")[1]
         if row.target.startswith("code-operands:"):
@@ -292,6 +298,8 @@ def _code(inv: Invocation, tool: Tool) -> list[Effect]:
             if w is None:
                 out.append(Effect("run", _whole(inv), f"{label} {row.why}", "run:?"))
                 continue
+            if lang == "path" and _harmless(w):
+                continue                     # `-out /dev/null`
             found = judge(lang, w.value) if w.static else \
                 [("run", "gets code decided at run time")]
             for kind, why in found:

@@ -33,7 +33,7 @@ def launcher_facts(words: tuple[Word, ...], i: int, j: int, spec: Wrapper,
         kind = extra.get(opt)
         if kind:
             facts.append(Fact(kind, ow.span, f"{name} {opt}", ow))
-        if opt in spec.run_opts:
+        if opt in spec.run_opts and not _none_value(opt, values):
             facts.append(Fact("exec-option", ow.span, f"{name} {opt}", ow))
         if opt in spec.shell_opts:
             handed = True
@@ -64,6 +64,12 @@ def _tmux_command(word: str) -> str:
             return name
     hits = [n for n in data.TMUX_COMMANDS if n.startswith(word)]
     return hits[0] if len(hits) == 1 else ""
+
+
+def _none_value(opt: str, values: list | None) -> bool:
+    """`firejail --shell=none`: the option's value turns the program off."""
+    return any(o == opt and v is not None and v.static and v.value == "none"
+               for o, v in values or ())
 
 
 def tmux_runs(argv: tuple[Word, ...]) -> Word | None:
@@ -145,8 +151,10 @@ def operand_command_line(argv: tuple[Word, ...], name: str) -> Word | None:
     if name in _EXEMPT or name == "git":
         return None
     for w in argv[1:]:
-        if " " in w.value and w.static:
-            m = _COMMAND_LINE.match(w.value)
-            if m and data.interp_for(m.group(2)):
-                return w
+        v = w.value
+        if " " in v and w.static:
+            for text in (v, v.partition("=")[2]):      # `--exec='sh -c id'`
+                m = _COMMAND_LINE.match(text)
+                if m and data.interp_for(m.group(2)):
+                    return w
     return None

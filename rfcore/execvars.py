@@ -69,6 +69,7 @@ EXEC_VARS = frozenset({
     "CGO_CPPFLAGS", "CGO_CXXFLAGS", "CGO_LDFLAGS", "EXECIGNORE", "RUSTUP_TOOLCHAIN",
     "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "UV_INDEX_URL",
     "UV_EXTRA_INDEX_URL", "UV_INDEX", "UV_FIND_LINKS", "TCLLIBPATH", "JULIA_LOAD_PATH",
+    "VALGRIND_LIB", "PERL5SHELL",
 })
 EXEC_VAR_PREFIXES = ("LD_", "DYLD_", "BASH_FUNC_", "npm_config_", "NPM_CONFIG_", "CARGO_")
 # *_COMMAND, and programs that name their pager, editor, browser, remote shell or
