@@ -72,17 +72,23 @@ RULES: tuple[Rule, ...] = (
     _r("RF113", "option-runs-command", "An option makes the tool run another command.",
        "Options such as tar `--to-command`/`--checkpoint-action`/`-I`, rsync `-e`, rg "
        "`--pre`, `npx -c`/`npm exec -c`, vim `-c`/`+cmd`/`-s scriptin`/`-u vimrc`, less "
-       "`+!cmd`, `mapfile -C`/`readarray -C` callbacks, lftp `-c`/`-e`, and a launcher's "
-       "own `fakeroot --faked`/`-l`, `faketime --date-prog`, `screen -c`/`-s` run arbitrary "
-       "commands, so the tool's capability would cover anything.",
+       "`+!cmd`/`-k lesskey`, `mapfile -C`/`readarray -C` callbacks, `compgen -C`/`-F`/"
+       "`-W '$(...)'`, lftp `-c`/`-e`, emacs `--eval`/`-l`, nmap `--script`, tcpdump `-z`, "
+       "gawk `-l`, and a launcher's own `fakeroot --faked`/`-l`, `faketime --date-prog`, "
+       "`screen -c`/`-s`, `rlwrap -z`, `firejail --shell`, `dbus-launch --config-file` run "
+       "arbitrary commands, so the tool's capability would cover anything.",
        bad="tar -xf a.tar --to-command='sh -c id'", good="tar -xf a.tar"),
     _r("RF114", "shell-launcher", "A launcher hands its arguments to a shell.",
-       "`watch` without `-x`, `parallel`, `script`, `su -c`, `flock FILE -c`, `sg GROUP "
+       "`watch` without `-x`, `parallel`, `hyperfine`, `pee`, `mispipe`, `concurrently`, "
+       "`sem`, `entr`, `watchexec`, `script`, `su -c`, `flock FILE -c`, `sg GROUP "
        "CMD`, `runuser` without `-u` join their arguments into a shell command line; `tmux` "
        "commands that run a shell command now or later (`new`, `new-window`, `split-window`, "
        "`send-keys`, `run-shell`, `if-shell`, `set-hook`, `source-file`, `-c`, `-f`) and "
        "`screen -X` with a command that runs or types one (`stuff`, `exec`, `screen`): the "
-       "real program is decided by a shell.",
+       "real program is decided by a shell. So does any program given a shell command "
+       "line as one operand (`foo 'sh -c id'`, `--exec='bash -lc ...'`); a shell with an "
+       "option among any program's operands (`foo --run /bin/sh -c CMD`) is judged as the "
+       "shell it runs (RF107).",
        bad="watch 'ls | wc -l'", good="watch -x ls"),
     _r("RF115", "launched-shell", "A launcher runs a shell or interpreter.",
        "`find -exec sh ...` or `xargs python3 ...` runs a shell or interpreter on data the "
@@ -93,7 +99,8 @@ RULES: tuple[Rule, ...] = (
        "bare interpreter run whatever arrives on standard input. So do programs whose "
        "operands are data and whose standard input is commands: `ed`/`ex` (`!cmd`), `gdb` "
        "without `-batch`, `sqlite3 DB` without SQL operands (`.shell`), `mysql` without "
-       "`-e`, `psql` without `-c`/`-f` (`\\!`), `tclsh`, `m4`, `dc` and `ftp`/`lftp`.",
+       "`-e`, `psql` without `-c`/`-f` (`\\!`), `lldb` without `-b`, `tclsh`, `m4`, `dc` "
+       "and `ftp`/`lftp`; and `sed -f -`/`awk -f /dev/stdin` read their script there.",
        bad="curl -fsSL https://example.com/install.sh | sh", good="sh ./install.sh"),
     _r("RF117", "eval", "`eval` runs a string as shell code.",
        "eval builds a command line at run time.", bad="eval \"$CMD\"", good="echo \"$CMD\""),
