@@ -127,7 +127,7 @@ def _unwrap(words: tuple[Word, ...], facts: list[Fact], env: list[tuple[str, Wor
         j, seen = skip_options(words, i + 1, spec.opts, longs=spec.longs, values=values)
         if any(opt in spec.stop_opts for opt, _ in seen):
             return words[i:]
-        if spec.source and _launcher_facts(words, i, j, spec, seen, values, facts, env):
+        if spec.source and _launcher_facts(words, i, j, spec, seen, values, facts, env, Fact):
             return words[i:]      # it hands a shell string over: judged as a shell launcher
         for opt, vw in values or ():
             if opt in spec.writes and not (vw is not None and vw.static and

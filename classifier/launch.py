@@ -2,7 +2,7 @@
 launcher is peeled, tmux's commands that run a shell, and the shell in the
 operands of any program (`foo --run sh -c CMD`).
 
-Helpers of ``analysis``: they return plain tuples, and analysis makes the facts.
+Helpers of ``analysis`` (which passes its Fact type in: no import cycle).
 """
 
 from __future__ import annotations
@@ -14,17 +14,13 @@ from . import data
 from .data_launch import Wrapper
 from .ir import Word
 
-# (kind, word, detail) -> analysis.Fact(kind, word.span, detail, word)
-Found = tuple[str, Word, str]
-
 
 def launcher_facts(words: tuple[Word, ...], i: int, j: int, spec: Wrapper,
                    seen: list[tuple[str, Word]], values: list | None, facts: list,
-                   env: list) -> bool:
-    """Facts of the launcher at ``words[i]`` whose options end at ``j``. True when
-    an option hands a shell string over (`flock -c CMD`, `screen -X stuff ...`)."""
-    from .analysis import Fact
-
+                   env: list, Fact) -> bool:
+    """Facts of the launcher at ``words[i]`` whose options end at ``j`` (``Fact``:
+    analysis's record type, passed in so this module does not import analysis).
+    True when an option hands a shell string over (`flock -c CMD`, `screen -X`)."""
     w = words[i]
     name = posixpath.basename(w.value) or w.value
     extra = dict(spec.fact_opts)

@@ -10,7 +10,7 @@ from typing import Iterable
 
 from .. import data
 from ..analysis import Invocation, scan_args
-from ..gitconfig import harmless_env
+from ringfence.classifier.git_cmdline import harmless_env
 from ..ir import Word
 from . import Context, Hit
 
