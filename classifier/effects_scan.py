@@ -163,7 +163,10 @@ def _whole_row(out: list[Effect], inv: Invocation, row: Row, operands: list[Word
                           f"{row.kind}:{what}"))
 
 
-_FILE_LIKE = re.compile(r"[*?\[]|^\.{1,2}(/|$)|^:/|\.[A-Za-z0-9]{1,8}$")
+_FILE_LIKE = re.compile(r"[*?\[]|^\.{1,2}(/|$)|^:|/$|\.[A-Za-z0-9]{1,8}$|(^|/)(Makefile|"
+                        r"GNUmakefile|Dockerfile|Containerfile|LICENSE|COPYING|README|"
+                        r"CHANGELOG|NEWS|AUTHORS|VERSION|Gemfile|Rakefile|Procfile|"
+                        r"Vagrantfile|Jenkinsfile|Justfile|Pipfile|Brewfile)$")
 _VERSION = re.compile(r"v?\d+(\.\d+)+")
 
 
