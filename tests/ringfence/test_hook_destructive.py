@@ -32,17 +32,18 @@ PAIRS = [
     ("git reflog", "git reflog expire --expire=now --all"),
     ("git tag -l", "git tag -d v1"),
     ("git remote -v", "git remote set-url origin https://evil.example/x.git"),
-    # launchers: the grant is the inner program's, never a shell's
-    ("taskset -c 0 ls", "taskset -c 0 sh -c id"),
-    ("taskset -c 0 ls", "taskset 0x1 bash -c id"),
-    ("strace -f ls", "strace -f sh -c id"),
-    ("strace -f ls", "strace -o /tmp/x ls"),
-    ("flock /tmp/l ls", "flock /tmp/l -c id"),
+    # launchers: the grant is the inner program's, never a shell's (`make`, not a
+    # reader: readers inside the project are allowed without a question)
+    ("taskset -c 0 make test", "taskset -c 0 sh -c id"),
+    ("taskset -c 0 make test", "taskset 0x1 bash -c id"),
+    ("strace -f make test", "strace -f sh -c id"),
+    ("strace -f make test", "strace -o /tmp/x make test"),
+    ("flock /tmp/l make test", "flock /tmp/l -c id"),
     ("screen -ls", "screen -dm sh -c id"),
     ("screen -ls", "screen -S x -X stuff 'id\n'"),
     ("tmux ls", "tmux new -d id"),
-    ("ls", "setsid ls"),
-    ("ls", "screen -dmS x ls"),
+    ("make test", "setsid make test"),
+    ("make test", "screen -dmS x make test"),
     ("mything --version", "mything --run /bin/sh -c id"),
     # input and values that are code
     ("sqlite3 app.db .tables", "sqlite3 app.db '.shell id'"),
