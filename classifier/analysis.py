@@ -122,10 +122,13 @@ def _unwrap(words: tuple[Word, ...], facts: list[Fact], env: list[tuple[str, Wor
         spec = data.WRAPPERS.get(name)
         if spec is None:
             return words[i:]
-        values: list[tuple[str, Word | None]] | None = [] if spec.writes else None
+        values: list[tuple[str, Word | None]] | None = \
+            [] if spec.writes or spec.env_opts else None
         j, seen = skip_options(words, i + 1, spec.opts, longs=spec.longs, values=values)
         if any(opt in spec.stop_opts for opt, _ in seen):
             return words[i:]
+        if spec.source and _launcher_facts(words, i, j, spec, seen, values, facts, env, Fact):
+            return words[i:]      # it hands a shell string over: judged as a shell launcher
         for opt, vw in values or ():
             if opt in spec.writes and not (vw is not None and vw.static and
                                            vw.value in data.HARMLESS_OUTPUTS):
@@ -141,6 +144,14 @@ def _unwrap(words: tuple[Word, ...], facts: list[Fact], env: list[tuple[str, Wor
                 env.append((nm, words[j]))
                 j += 1
         j += spec.positionals
+        if spec.source and j < n and (spec.shell_words and words[j].static and
+                                      words[j].value in spec.shell_words or
+                                      spec.shell and not any(o in spec.shell_unless
+                                                             for o, _ in seen)):
+            facts.append(Fact("shell-launcher", w.span, name, w))
+            if spec.fact:
+                facts.append(Fact(spec.fact, w.span, name, w))
+            return words[i:]
         if j >= n:
             if launched_by == "xargs":
                 # `xargs env`, `xargs command`, `xargs nice -n 5`, `xargs sudo`: xargs
@@ -166,6 +177,10 @@ def _unwrap(words: tuple[Word, ...], facts: list[Fact], env: list[tuple[str, Wor
         facts.append(Fact("wrapper", w.span, name, w))
         i = j
     return ()
+
+
+from .launch import (launcher_facts as _launcher_facts, operand_command_line,  # noqa: E402
+                     operand_shells, tmux_runs)
 
 
 def _multiplexer_key(inv: Invocation) -> None:
@@ -222,6 +237,25 @@ def _find_execs(inv: Invocation, out: list) -> None:
         i += 1
 
 
+def printing_key(words: tuple[Word, ...], assigns: bool = False) -> str:
+    """The key of a declaration builtin that prints rather than declares: no names
+    (`declare`, `export`, `export -p`, `declare -x`, `readonly`, `typeset -f`) or
+    `-p`/`-f`/`-F` with names (`declare -p TOKEN`). Like `env`, printing the
+    variables is a capability of its own: `declare -p`, `export -p`, `typeset -f`..."""
+    name = words[0].value
+    letters = ""
+    operands = assigns
+    for w in words[1:]:
+        v = w.value
+        if w.static and len(v) > 1 and v[0] in "-+" and v != "--":
+            letters += v[1:]
+        elif not (w.static and v == "--"):
+            operands = True
+    if operands and not any(c in letters for c in "pfF"):
+        return ""
+    return f"{name} -f" if any(c in letters for c in "fF") else f"{name} -p"
+
+
 def _keyword_gaps(cmd, starts: list[int]) -> list[int] | None:
     """Is the command's first word where bash reads the keyword `time`? Only as
     the first word of a pipeline: not after an assignment or a redirection
@@ -245,6 +279,12 @@ def analyze(script: Script) -> list[Invocation]:
             # `[ ... ]` / `[[ ... ]]`: a builtin; non-literal ones become the capability `[`
             result.append(Invocation(index, cmd.words, cmd.words[0].value, name=cmd.words[0].value))
             continue
+        if cmd.kind == "declaration" and cmd.words:
+            key = printing_key(cmd.words, bool(cmd.assignments))
+            if key:
+                # `declare -p`, `export`, `typeset -f`: prints variables (secrets)
+                result.append(Invocation(index, cmd.words, key, name=cmd.words[0].value))
+            continue
         if cmd.kind != "simple" or not cmd.words:
             continue
         # worklist of (argv, launched_by, counts, launcher word)
@@ -264,7 +304,11 @@ def analyze(script: Script) -> list[Invocation]:
             if not argv or not name or any(f.kind == "stdin-program" for f in facts):
                 continue          # no static program: no key (RF003 says why)
             inv.key = argv[0].value
-            if launched_by in ("xargs", "find") and data.interp_for(name):
+            if name in data.DECLARATION_NAMES and facts and name != "unset":
+                # `builtin declare -p`, `command export`: keyed as the declaration is
+                inv.key = printing_key(argv) or name
+            found = data.interp_for(name) if launched_by in ("xargs", "find") else None
+            if found and not found[1].data_operands:
                 facts.append(Fact("launched-shell", argv[0].span, name, argv[0]))
             if name == "xargs":
                 j, _ = skip_options(argv, 1, data.XARGS_OPTS, data.XARGS_ATTACHED_ONLY)
@@ -302,6 +346,22 @@ def analyze(script: Script) -> list[Invocation]:
                     facts.append(Fact("escalation", argv[0].span, name, argv[0]))
                 continue
             _multiplexer_key(inv)
+            if name in ("busybox", "toybox") and inv.subcommand_at > 1:
+                # `busybox awk ...`, `busybox find -delete`: judged as the applet itself
+                work.append((argv[1:], inv.key, False, argv[0]))
+            if name == "tmux":
+                tw = tmux_runs(argv)
+                if tw is not None:
+                    facts.append(Fact("shell-launcher", tw.span, f"tmux {tw.raw}", tw))
+            line = operand_command_line(argv, name) if len(argv) > 1 else None
+            if line is not None:
+                facts.append(Fact("shell-launcher", line.span, f"{name} {line.raw}", line))
+            for k, sw in operand_shells(argv, name) if len(argv) > 2 else ():
+                # `foo --run sh -c CMD`: judged as running the shell (RF107/RF108)
+                if sw.static:
+                    work.append((argv[k:], name, False, argv[0]))
+                else:
+                    facts.append(Fact("shell-launcher", sw.span, f"{name} {sw.raw}", sw))
             sub = argv[inv.subcommand_at - 1].value if inv.subcommand_at > 1 else ""
             opts = data.SUB_LAUNCHERS.get((name, sub))
             if opts is not None:

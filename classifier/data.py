@@ -33,13 +33,10 @@ from .optspec import Opts, opts  # noqa: F401
 
 # --- transparent wrappers ----------------------------------------------------
 
-class Wrapper(NamedTuple):
-    opts: Opts = Opts()
-    positionals: int = 0          # words between the options and the program (timeout D)
-    fact: str = ""                # a one-time fact this wrapper carries ('escalation', ...)
-    stop_opts: frozenset[str] = frozenset()   # options that mean "not wrapping anything"
-    writes: frozenset[str] = frozenset()      # options whose value is a file it writes (RF129)
-    longs: frozenset[str] = frozenset()       # every long option: getopt_long takes prefixes
+# The Wrapper row and the launcher table live in data_launch.py.
+from .data_launch import (LAUNCHERS, LAUNCHER_ALIASES, PRINTS_OPERANDS, SCHEDULERS,  # noqa: E402,F401
+                          SHELL_OPERANDS, TMUX_COMMANDS, TMUX_COMMAND_OPTION,
+                          TMUX_RUNS, Wrapper)
 
 
 # Files a wrapper may write without it being a write (as for redirections, RF303/RF304).
@@ -69,15 +66,20 @@ WRAPPERS: dict[str, Wrapper] = {
                          "--group", "--chdir", "--prompt", "--role", "--type", "--host",
                          "--other-user", "--close-from", "--command-timeout"),
                     fact="escalation"),
+    # doas(1): doas [-Lns] [-C config] [-u user] command [args]; -s: a shell
     "doas": Wrapper(opts("-u", "-C"), fact="escalation"),
     "pkexec": Wrapper(opts("--user"), fact="escalation"),
     "run0": Wrapper(opts("-u", "--user", "-g", "--group", "-D", "--chdir", "--setenv", "--nice",
                          "--property", "--unit", "--description", "--slice", "--machine"),
                     fact="escalation"),
     # detached / async execution
-    "setsid": Wrapper(fact="detach"),
+    "setsid": Wrapper(opts(), fact="detach", stop_opts=frozenset({"-h", "--help", "-V",
+                                                                  "--version"}),
+                      source="setsid(1) setsid [options] program [arguments]"),
     "coproc": Wrapper(fact="coproc"),
+    **LAUNCHERS,
 }
+WRAPPERS.update({k: WRAPPERS[v] for k, v in LAUNCHER_ALIASES.items()})
 
 # Launchers name what they launch.
 XARGS_OPTS = opts("-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "-n", "-P", "-s",
@@ -92,7 +94,7 @@ WATCH_EXEC = frozenset({"-x", "--exec"})
 # Programs that hand their arguments to a shell: always one-time.
 SHELL_LAUNCHERS: dict[str, frozenset[str] | None] = {
     # name -> options that make it run a shell string (None: always)
-    "parallel": None,
+    "parallel": None, **{n: None for n in SHELL_OPERANDS},
     "script": None,            # `script` alone spawns an interactive shell
     "su": frozenset({"-c", "--command", "--session-command"}),
     "flock": frozenset({"-c", "--command"}),
@@ -189,6 +191,11 @@ MULTIPLEXERS: dict[str, Multiplexer] = {
     "systemctl": Multiplexer(opts("-H", "--host", "-M", "--machine", "-t", "--type", "-p",
                                   "--property", "-s", "--signal", "--state", "-n", "--lines",
                                   "-o", "--output", "--root")),
+    # busybox(1)/toybox: `busybox APPLET [arguments]`; each applet is a program of its
+    # own, keyed `busybox rm` (analysis also judges the applet as that program)
+    "busybox": Multiplexer(), "toybox": Multiplexer(),
+    # tmux(1): tmux [-L socket-name] [-S socket-path] [-f file] [-c shell-command] command
+    "tmux": Multiplexer(opts("-L", "-S", "-f", "-c", "-T")),
     "brew": Multiplexer(levels=2, groups=frozenset({"services", "bundle"})),
     # ringfence's own read-only commands are keyed like any multiplexer (`ringfence
     # ledger list`); the ones that approve or leave the sandbox are RF134 (selfcontrol.py)
@@ -232,7 +239,7 @@ ASSIGNING_BUILTINS: dict[str, Opts] = {
     "getopts": Opts(),
 }
 # Programs whose short options cluster (`rsync -avze ssh`): look inside clusters.
-CLUSTER_EXEC = frozenset({"tar", "rsync"})
+CLUSTER_EXEC = frozenset({"tar", "rsync", "mapfile", "readarray", "compgen"})
 
 # git subcommand options / words that run programs (RF109).
 GIT_EXEC_SUB: dict[str, frozenset[str]] = {
@@ -263,7 +270,9 @@ SET_OK_LETTERS = frozenset("eux")
 SET_OK_OPTIONS = frozenset({"pipefail", "errexit", "nounset", "xtrace"})
 SLEEP_ARG = lazy(r"\d+(\.\d+)?[smhd]?|\.\d+[smhd]?|infinity")
 EXIT_ARG = lazy(r"\d{1,3}")
-DECLARATION_OK_FLAGS = frozenset("xraAilug")   # -f/-F/-p/-n print or alias functions/vars
+DECLARATION_OK_FLAGS = frozenset("xraAilug")
+# builtins the parser reads as declarations; `builtin declare ...` reaches them as a command
+DECLARATION_NAMES = frozenset({"declare", "typeset", "local", "readonly", "export", "unset"})   # -f/-F/-p/-n print or alias functions/vars
 
 # --- builtins that force one-time -------------------------------------------
 ONE_TIME_BUILTINS: dict[str, str] = {

@@ -66,6 +66,44 @@ EXEC_LONGS: dict[str, frozenset[str]] = {
     "tar": frozenset({"--checkpoint", "--check-device", "--check-links", "--to-stdout",
                       "--totals", "--newer", "--newer-mtime", "--usage"}),
 }
+# bash(1) mapfile/readarray: -C CALLBACK is evaluated every -c lines; vim(1)
+# -s scriptin reads Normal-mode keystrokes (`:!cmd`) from a file; lftp(1) -c/-e
+# run lftp commands (`!cmd` runs a shell command); gdb -ex: effects_code.py
+_MAPFILE = {"-C": "evaluates the callback as shell code every -c lines"}
+EXEC_OPTIONS.update({"mapfile": _MAPFILE, "readarray": _MAPFILE,
+                     "lftp": {"-c": "runs lftp commands (`!` runs a shell command)",
+                              "-e": "runs lftp commands (`!` runs a shell command)",
+                              "-f": "runs a file of lftp commands"}})
+for _vim in ("vim", "nvim", "vi", "view", "gvim", "vimdiff"):
+    EXEC_OPTIONS.setdefault(_vim, {}).update({
+        "-c": "runs an ex command", "--cmd": "runs an ex command", "-S": "sources a script",
+        "-s": "reads Normal-mode keystrokes (`:!cmd`) from the file",
+        "-u": "uses the file as its vimrc (commands)",
+        "-e": "reads Ex commands from standard input", "-E": "reads Ex commands from "
+        "standard input", "-es": "reads Ex commands from standard input", "-Es": "reads Ex "
+        "commands from standard input", "-l": "runs a Lua script (nvim)",
+        "--remote-send": "sends keys to a running vim", "--remote-expr": "evaluates an "
+        "expression in a running vim"})
+# bash(1) compgen: -C COMMAND runs it, -F FUNCTION runs it, -W WORDLIST is
+# expanded (a `$(...)` in it runs; judged by EXEC_OPTION_VALUES); less(1)
+# -k/--lesskey-file loads key bindings that can set LESSOPEN
+EXEC_OPTIONS.update({
+    "compgen": {"-C": "runs the command to generate completions",
+                "-F": "runs the shell function to generate completions", "-W": ""},
+    "less": {"-k": "reads a lesskey file (its #env section can set LESSOPEN)",
+             "--lesskey-file": "reads a lesskey file (its #env section can set LESSOPEN)",
+             "--lesskey-src": "reads a lesskey source file (#env can set LESSOPEN)"}})
+EXEC_OPTION_VALUES["compgen"] = (frozenset({"-W"}), lazy(r"[$`]"))
+# emacs(1) --eval/--execute EXPR, -l/--load FILE, -f/--funcall, --script/-x;
+# nmap(1) --script runs NSE (Lua) scripts; tcpdump(8) -z runs the postrotate
+# command; gawk(1) -l/--load loads a shared-library extension
+EXEC_OPTIONS.update({
+    "emacs": {o: "evaluates Lisp code or loads a file of it" for o in (
+        "--eval", "--execute", "-l", "--load", "-f", "--funcall", "--script", "-x")},
+    "nmap": {"--script": "runs NSE scripts", "--interactive": "runs an interactive shell"},
+    "tcpdump": {"-z": "runs the postrotate command on every saved file"},
+    "gawk": {"-l": "loads a shared-library extension", "--load": "loads a shared-library "
+             "extension"}})
 EXEC_OPTIONS["sort"] = {"--compress-program": "runs the given program to compress temporary "
                                               "files (`sh` would run the data as a script)"}
 EXEC_OPTIONS["split"] = {"--filter": "runs a shell command for every output piece"}

@@ -26,13 +26,21 @@ class Interp(NamedTuple):
     info: frozenset[str] = frozenset({"--version", "--help"})
     inline_subcommands: frozenset[str] = frozenset()   # deno eval
     case_insensitive_prefix: tuple[str, ...] = ()       # pwsh -Command / -EncodedCommand
+    # Programs whose operands are data, not the program (interp.stdin_mode): the
+    # program is standard input unless more than ``data_operands`` operands or
+    # one of ``script_opts`` give it (-1: standard input always, as for at, ed).
+    data_operands: int = 0
+    script_opts: frozenset[str] = frozenset()
+    program_from_stdin: bool = False
 
 
 _SHELL = Interp("shell", inline_letters="c", value_letters="oO",
                 value_long=frozenset({"--rcfile", "--init-file"}),
                 info=frozenset({"--version", "--help"}))
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "rbash", "fish",
-                    "tcsh", "csh", "busybox", "toybox"})
+                    "tcsh", "csh", "busybox", "toybox", "ksh93", "pdksh", "oksh", "lksh",
+                    "posh", "nu", "xonsh", "elvish", "osh", "ysh", "oil", "rc", "es",
+                    "sash", "hush"})
 
 INTERPRETERS: dict[str, Interp] = {
     "python": Interp("interpreter", inline_letters="c", value_letters="WX", stop_letters="m",
@@ -40,7 +48,8 @@ INTERPRETERS: dict[str, Interp] = {
     "node": Interp("interpreter", inline_letters="ep",
                    inline_long=frozenset({"--eval", "--print"}), value_letters="rC",
                    value_long=frozenset({"--require", "--import", "--loader", "--input-type",
-                                         "--experimental-loader", "--conditions", "--env-file"}),
+                                         "--experimental-loader", "--conditions", "--env-file",
+                                         "-r"}),
                    info=frozenset({"-v", "--version", "-h", "--help"})),
     "bun": Interp("interpreter", inline_letters="ep", inline_long=frozenset({"--eval", "--print"}),
                   info=frozenset({"-v", "--version", "-h", "--help"})),
@@ -63,9 +72,76 @@ INTERPRETERS: dict[str, Interp] = {
     "julia": Interp("interpreter", inline_letters="eE", info=frozenset({"-v", "--version"})),
     "expect": Interp("interpreter", inline_letters="c", value_letters="f"),
     "elixir": Interp("interpreter", inline_letters="e", info=frozenset({"-v", "--version"})),
+    # Tcl: tclsh(1)/wish(1) [fileName [arg ...]] (no file: commands from stdin)
+    "tclsh": Interp("interpreter", value_letters="", info=frozenset()),
+    # m4(1): syscmd()/esyscmd() run shell commands; operands are input files
+    "m4": Interp("interpreter", value_letters="DUIdloFRt",
+                 info=frozenset({"--version", "--help"})),
+    # dc(1): `!` runs a shell command; -e/--expression EXPR, -f FILE
+    "dc": Interp("interpreter", inline_letters="e", inline_long=frozenset({"--expression"}),
+                 value_letters="f", info=frozenset({"-V", "--version", "-h", "--help"})),
+    # gnuplot(1) -e "command list"; `system`/`!` run shell commands
+    "gnuplot": Interp("interpreter", inline_letters="e", info=frozenset({"-V", "--version",
+                                                                           "-h", "--help"})),
+    # GNU guile(1) -c EXPR, racket(1) -e EXPR, octave(1) --eval CODE, sbcl --eval
+    "guile": Interp("interpreter", inline_letters="c", value_letters="LlsxeC",
+                    info=frozenset({"-v", "--version", "-h", "--help"})),
+    "racket": Interp("interpreter", inline_letters="e", inline_long=frozenset({"--eval"})),
+    "octave": Interp("interpreter", inline_long=frozenset({"--eval"})),
+    "sbcl": Interp("interpreter", inline_long=frozenset({"--eval"})),
+    # Standard input is the program, operands are data (see Interp.data_operands).
+    # ed(1)/ex: commands from stdin (`!cmd`, `w !cmd`, `r !cmd` run a shell);
+    # ftp(1)/lftp: `!cmd` runs a shell command
+    "ed": Interp("interpreter", data_operands=-1, value_letters="p",
+                 info=frozenset({"-V", "--version", "-h", "--help"})),
+    "ftp": Interp("interpreter", data_operands=-1, info=frozenset({"--help"})),
+    # gdb(1): commands from stdin unless -batch (then -ex/-x: effects_code.py)
+    "gdb": Interp("interpreter", data_operands=-1, value_letters="xpcd",
+                  value_long=frozenset({"-ex", "-iex", "-ix", "--eval-command", "--command",
+                                        "--init-command", "--init-eval-command", "-x",
+                                        "--pid", "--core", "--directory", "-cd", "--cd",
+                                        "--data-directory", "-D", "-p", "-c", "-d"}),
+                  script_opts=frozenset({"-batch", "--batch", "-batch-silent",
+                                         "--batch-silent"}),
+                  info=frozenset({"--version", "-version", "--help", "-help",
+                                  "--configuration", "-configuration"})),
+    # lldb(1): commands from stdin unless -b/--batch
+    "lldb": Interp("interpreter", data_operands=-1, value_letters="oOkKsSpnca",
+                   value_long=frozenset({"--one-line", "--source", "--attach-pid", "--core",
+                                         "--attach-name", "--arch", "--file"}),
+                   script_opts=frozenset({"-b", "--batch"}),
+                   info=frozenset({"--version", "-v", "--help", "-h"})),
+    # sqlite3(1) [OPTIONS] FILENAME [SQL...]; mysql(1) -e; psql(1) -c/-f
+    "sqlite3": Interp("interpreter", data_operands=1,
+                      value_long=frozenset({"-cmd", "-init", "-separator", "-newline",
+                                            "-nullvalue", "-vfs", "-mmap", "-lookaside",
+                                            "-pagecache", "-heap", "-maxsize", "-A",
+                                            "--cmd", "--init", "--separator", "--newline",
+                                            "--nullvalue", "--vfs"}),
+                      info=frozenset({"-version", "--version", "-help", "--help"})),
+    "mysql": Interp("interpreter", data_operands=1, value_letters="uhPpSDe",
+                    value_long=frozenset({"--user", "--host", "--port", "--socket",
+                                          "--database", "--execute", "--pager",
+                                          "--defaults-file", "--defaults-extra-file",
+                                          "--init-command", "--plugin-dir",
+                                          "--default-auth", "--protocol",
+                                          "--default-character-set", "--password"}),
+                    script_opts=frozenset({"-e", "--execute"}),
+                    info=frozenset({"-V", "--version", "-?", "--help"})),
+    "psql": Interp("interpreter", data_operands=2, value_letters="cdfhpUvPoLFRTW",
+                   value_long=frozenset({"--command", "--dbname", "--file", "--host",
+                                         "--port", "--username", "--set", "--variable",
+                                         "--pset", "--output", "--log-file",
+                                         "--field-separator", "--record-separator",
+                                         "--table-attr"}),
+                   script_opts=frozenset({"-c", "--command", "-f", "--file"}),
+                   info=frozenset({"-V", "--version", "-?", "--help", "-l", "--list"})),
 }
 INTERPRETER_ALIASES = {"nodejs": "node", "luajit": "lua", "powershell": "pwsh",
-                       "pypy": "python", "pypy3": "python", "gawk": "awk"}
+                       "pypy": "python", "pypy3": "python", "gawk": "awk", "wish": "tclsh",
+                       "jimsh": "tclsh", "ex": "ed", "lftp": "ftp",
+                       "mariadb": "mysql", "tclsh8.6": "tclsh", "wish8.6": "tclsh", "gdb-multiarch": "gdb", "sqlite": "sqlite3",
+                       "gm4": "m4"}
 _PYTHON_NAME = lazy(r"python[0-9.]*|pypy[0-9.]*")
 _LUA_NAME = lazy(r"lua[0-9.]*|luajit")
 

@@ -29,36 +29,9 @@ with optional attached values), ``operands`` (``key=value`` or ``TYPE:`` operand
 
 from __future__ import annotations
 
-from typing import NamedTuple
 
 
-class Row(NamedTuple):
-    options: frozenset[str]
-    kind: str            # 'write' | 'delete' | 'run'
-    target: str          # 'value' | 'self' | 'operands' | 'operand1' | 'prefix:...'
-    why: str
-
-
-class Tool(NamedTuple):
-    source: str                                  # where the facts come from
-    rows: tuple[Row, ...]
-    value: frozenset[str] = frozenset()          # options that take a value
-    longs: frozenset[str] = frozenset()          # long options, for unique-prefix reading
-    style: str = "getopt"
-    stop: frozenset[str] = frozenset({"--help", "--version"})   # prints and exits
-    # Options are read until this many operands were seen (-1: everywhere, as GNU
-    # getopt permutes). ssh re-reads options after the destination, then the rest
-    # is the remote command (`ssh host grep -E x` is not ssh -E); scp and sftp stop
-    # at the first operand (OpenSSH's BSD getopt).
-    options_until: int = -1
-
-
-def _r(options: str, kind: str, target: str, why: str) -> Row:
-    return Row(frozenset(options.split()), kind, target, why)
-
-
-def _s(text: str) -> frozenset[str]:
-    return frozenset(text.split())
+from .effects_rows import Row, Tool, _r, _s  # noqa: E402,F401  (the row types)
 
 
 # git's diff options (`--output=FILE`) are shared by every command that shows
@@ -311,9 +284,14 @@ TOOLS: dict[str, Tool] = {
     ), _s("--to-cmd --cc-cmd --header-cmd --sendmail-cmd --smtp-server --to --cc --from"),
         _s("--to-cmd --cc-cmd --header-cmd --sendmail-cmd --smtp-server")),
 }
+from .effects_git import GIT_TOOLS  # noqa: E402  (git's destructive forms, RF132)
+from .effects_code import CODE_TOOLS  # noqa: E402  (values that are code, RF131/RF133)
+TOOLS.update(GIT_TOOLS)
+TOOLS.update(CODE_TOOLS)
+
 # gawk(1) -i inplace / --include=inplace edits its operand files in place.
 INPLACE_AWK = frozenset({"awk", "gawk"})
-ALIASES = {"netcat": "nc", "nc.traditional": "nc", "nc.openbsd": "nc", "gsed": "sed",
+ALIASES = {"mariadb": "mysql", "gdb-multiarch": "gdb", "gmake": "make", "netcat": "nc", "nc.traditional": "nc", "nc.openbsd": "nc", "gsed": "sed",
            "ssh-keyscan": "", "slogin": "ssh"}
 KIND_CODES = {"write": "RF131", "delete": "RF132", "run": "RF133"}
 

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from . import data
 from .analysis import Invocation, canonical_long, scan_args
+from .effects_code import cmake_mode, judge, scan as scan_code
 from .effects_data import INPLACE_AWK, TOOLS, Row, Tool, tool_for
 from .ir import Span, Word
 
@@ -118,6 +119,9 @@ def _getopt(inv: Invocation, tool: Tool, args: tuple[Word, ...]) -> list[Effect]
         return []
     out: list[Effect] = _dynamic_options(inv, tool, args)
     for row in tool.rows:
+        if not row.options and row.target != "operand1":
+            _whole_row(out, inv, row, operands, opts)
+            continue
         if row.target == "operand1":
             files = [w for w in operands]
             if len(files) > 1 and not _harmless(files[1]):
@@ -133,6 +137,52 @@ def _getopt(inv: Invocation, tool: Tool, args: tuple[Word, ...]) -> list[Effect]
                 if row.target != "value":
                     break
     return out
+
+
+def _whole_row(out: list[Effect], inv: Invocation, row: Row, operands: list[Word],
+               opts: list) -> None:
+    """Rows without options (effects_git.py): every use (``self``), a first
+    operand (``sub:A,B``), or operands that name files (``paths``)."""
+    if row.target.startswith("sub:"):
+        if not operands:
+            return
+        first = operands[0]
+        if first.static and first.value not in row.target[4:].split(","):
+            return
+        out.append(Effect(row.kind, first.span, f"`{_label(inv)} {first.raw}` {row.why}",
+                          f"{row.kind}:{first.value if first.static else first.raw}"))
+    elif row.target == "paths":
+        files = _checkout_paths(inv, operands)
+        if files:
+            out.append(Effect(row.kind, (files[0].span[0], files[-1].span[1]),
+                              f"`{_label(inv)} {' '.join(w.raw for w in files)}` {row.why}",
+                              f"{row.kind}:" + ",".join(w.value for w in files)))
+    else:
+        what = ",".join(w.value for w in operands) or "."
+        out.append(Effect(row.kind, _whole(inv), f"`{_label(inv)}` {row.why}",
+                          f"{row.kind}:{what}"))
+
+
+_FILE_LIKE = re.compile(r"[*?\[]|^\.{1,2}(/|$)|^:|/$|\.[A-Za-z0-9]{1,8}$|(^|/)(Makefile|"
+                        r"GNUmakefile|Dockerfile|Containerfile|LICENSE|COPYING|README|"
+                        r"CHANGELOG|NEWS|AUTHORS|VERSION|Gemfile|Rakefile|Procfile|"
+                        r"Vagrantfile|Jenkinsfile|Justfile|Pipfile|Brewfile)$")
+_VERSION = re.compile(r"v?\d+(\.\d+)+")
+
+
+def _checkout_paths(inv: Invocation, operands: list[Word]) -> list[Word]:
+    """The operands of `git checkout` that are paths, as far as the words show:
+    after `--`, a second operand (tree-ish then paths), `.`, a glob, a pathspec
+    magic, a word with a file extension; a word decided at run time may be one."""
+    args = inv.argv[inv.subcommand_at:]
+    for k, w in enumerate(args):
+        if w.static and w.value == "--":
+            rest = list(args[k + 1:])
+            return rest if rest else []
+    if len(operands) > 1:
+        return operands[1:]
+    return [w for w in operands if not w.static or (
+        _FILE_LIKE.search(w.value) and not _VERSION.fullmatch(w.value))]
 
 
 _SPECS: dict[int, data.Opts] = {}
@@ -228,6 +278,39 @@ def _prefixed(inv: Invocation, tool: Tool) -> list[Effect]:
     return out
 
 
+def _code(inv: Invocation, tool: Tool) -> list[Effect]:
+    """Values that are code for the program (effects_code.py): judged by its language."""
+    opts, operands = scan_code(inv.argv[1:], tool)
+    if any(o in tool.stop for o, _ in opts):
+        return []
+    out: list[Effect] = []
+    if inv.name == "cmake":
+        found = cmake_mode(inv.argv[1:])
+        if found:
+            out.append(Effect(found[0], _whole(inv), f"`cmake` {found[1]}",
+                              f"{found[0]}:" + ",".join(w.value for w in operands[1:])))
+        return out
+    for row in tool.rows:
+        lang = row.target.split(":")[1]
+        if row.target.startswith("code-operands:"):
+            words = [(None, w) for w in operands[int(row.target.split(":")[2]):]]
+        else:
+            words = [(o, v) for o, v in opts if o in row.options]
+        for opt, w in words:
+            label = f"`{_label(inv)} {opt}`" if opt else f"`{_label(inv)}`"
+            if w is None:
+                out.append(Effect("run", _whole(inv), f"{label} {row.why}", "run:?"))
+                continue
+            if lang == "path" and _harmless(w):
+                continue                     # `-out /dev/null`
+            found = judge(lang, w.value) if w.static else \
+                [("run", "gets code decided at run time")]
+            for kind, why in found:
+                out.append(Effect(kind, w.span, f"{label} {why}: `{w.raw}`",
+                                  f"{kind}:{w.value if w.static else w.raw}"))
+    return out
+
+
 def _awk_inplace(inv: Invocation) -> list[Effect]:
     opts, operands = scan_args(inv.argv[1:], data.WRITERS["awk"].opts,
                                data.WRITERS["awk"].longs)
@@ -284,5 +367,7 @@ def _effects(inv: Invocation) -> list[Effect]:
         return _xxd(inv, tool)
     if tool.style in ("operands", "socat"):
         return _prefixed(inv, tool)
+    if tool.style == "code":
+        return _code(inv, tool)
     args = inv.argv[inv.subcommand_at:] if sub else inv.argv[1:]
     return _getopt(inv, tool, args)

@@ -7,6 +7,8 @@ interpreters themselves do, so `-lc`, `-Ic`, `-ne` and `-pi -e` are found.
 
 from __future__ import annotations
 
+import re
+
 from . import data
 from .analysis import Invocation
 from .ir import Word
@@ -22,8 +24,11 @@ def interp_mode(inv: Invocation) -> tuple[str, Word | None]:
         name = argv[0].value
     found = data.interp_for(name)
     if found is None:
-        return "", None
+        w = _stdin_script(argv) if name in data.AWKS or name in data.SEDS else None
+        return ("stdin", w) if w is not None else ("", None)
     base, row = found
+    if row.data_operands:
+        return stdin_mode(argv, row)
     i, n = 1, len(argv)
     if row.inline_subcommands:                 # deno eval '...'
         while i < n and argv[i].static and argv[i].value.startswith("-"):
@@ -55,9 +60,12 @@ def interp_mode(inv: Invocation) -> tuple[str, Word | None]:
             i += 1
             continue
         if v.startswith("--"):
-            opt = v.split("=", 1)[0]
+            opt, eq, val = v.partition("=")
             if opt in row.inline_long:
                 return "inline", w
+            if opt in row.value_long and _inline_value(val if eq else
+                                                       argv[i + 1] if i + 1 < n else None):
+                return "inline", w                 # node --import='data:text/javascript,...'
             i += 2 if (opt in row.value_long and "=" not in v) else 1
             continue
         if v[:1] == "-" or (row.kind == "shell" and v[:1] == "+" and len(v) > 1):
@@ -73,6 +81,8 @@ def interp_mode(inv: Invocation) -> tuple[str, Word | None]:
                 if ch in row.stop_letters:
                     return "script", w
                 if ch in row.attached_letters:
+                    if ch in "Mm" and base == "perl" and _PERL_CODE.search(letters[k + 1:]):
+                        return "inline", w         # perl -M'strict;system(...)'
                     break
                 if ch in row.value_letters:
                     consume_next = k == len(letters) - 1
@@ -93,3 +103,59 @@ def interp_mode(inv: Invocation) -> tuple[str, Word | None]:
     if not argv[i].static:
         return "dynamic", argv[i]
     return ("stdin" if argv[i].value in data.STDIN_PATHS else "script"), argv[i]
+
+
+_PERL_CODE = re.compile(r"[;(){}\s`]")     # -MModule=args is `use Module split...`
+
+
+def _inline_value(v) -> bool:
+    """A module given as a data: URL is inline code (node --import, --loader, -r)."""
+    text = v if isinstance(v, str) else (v.value if v is not None and v.static else "")
+    return text.startswith("data:")
+
+
+def _stdin_script(argv: tuple[Word, ...]) -> Word | None:
+    """sed/awk `-f -`, `-f /dev/stdin`, `--file=-`: the script is standard input."""
+    for i, w in enumerate(argv[1:], 1):
+        if not w.static:
+            continue
+        v = w.value
+        if v in ("-f", "--file") and i + 1 < len(argv) and argv[i + 1].static and \
+                argv[i + 1].value in data.STDIN_PATHS:
+            return w
+        if (v.startswith("--file=") and v[7:] in data.STDIN_PATHS) or \
+                (v.startswith("-f") and not v.startswith("--") and v[2:] in data.STDIN_PATHS):
+            return w
+    return None
+
+
+def stdin_mode(argv: tuple[Word, ...], row: data.Interp) -> tuple[str, Word | None]:
+    """Programs whose operands are data (at, ed, gdb, sqlite3 DB, psql DBNAME): the
+    program is standard input unless an option or an operand past the data ones
+    gives it ('script': judged by the option-effects rows, effects_code.py)."""
+    operands = 0
+    i, n = 1, len(argv)
+    while i < n:
+        w = argv[i]
+        v = w.value
+        if not w.static:
+            return "dynamic", w
+        if v == "--":
+            operands += n - i - 1
+            break
+        if v in row.info:
+            return "info", w
+        if v.startswith("-") and len(v) > 1:
+            opt = v.split("=", 1)[0]
+            if opt in row.script_opts or (len(v) > 2 and v[:2] in row.script_opts):
+                return "script", w
+            if "=" not in v and (opt in row.value_long or
+                                 (len(v) == 2 and v[1] in row.value_letters)):
+                i += 1
+            i += 1
+            continue
+        operands += 1
+        i += 1
+    if 0 <= row.data_operands < operands:
+        return "script", argv[0]
+    return "stdin", argv[0]

@@ -35,9 +35,48 @@ EXEC_VARS = frozenset({
     # build tools run these programs
     "CC", "CXX", "CPP", "LD", "AR", "AS", "RUSTC", "RUSTC_WRAPPER", "RUSTDOC", "GOFLAGS",
     "MAKEFLAGS", "MAKESHELL",
+    # options read from the environment that run programs: tar(1) TAR_OPTIONS
+    # (--to-command=...), rsync(1) RSYNC_RSH / RSYNC_CONNECT_PROG, cvs CVS_RSH,
+    # less(1) LESS (`+!cmd`) / LESSKEY* (a lesskey file sets LESSOPEN), more(1) MORE,
+    # man(1) MANOPT (-P pager), systemd's SYSTEMD_PAGER/_EDITOR/_LESS, psql(1) PSQLRC,
+    # the shells' FCEDIT, gcc's CFLAGS/LDFLAGS (-wrapper, -fplugin), RUSTFLAGS
+    # (-C linker=), go(1) GOTOOLCHAIN / GOENV, python(1) PYTHONBREAKPOINT and
+    # PYTHONWARNINGS (import a module), perl(1) PERL5DB, java CLASSPATH
+    "TAR_OPTIONS", "RSYNC_RSH", "RSYNC_CONNECT_PROG", "CVS_RSH", "RSH", "LESS", "MORE",
+    "LESSKEY", "LESSKEYIN", "LESSKEY_SYSTEM", "LESSKEYIN_SYSTEM", "MANOPT", "PSQLRC",
+    "FCEDIT", "TERMINAL", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "RUSTFLAGS",
+    "RUSTDOCFLAGS", "GOTOOLCHAIN", "GOENV", "GOROOT", "PYTHONBREAKPOINT", "PYTHONWARNINGS",
+    "PYTHONEXECUTABLE", "PERL5DB", "CLASSPATH", "GEM_HOME", "GEM_PATH", "RUBYGEMS_GEMDEPS",
+    "BASH_LOADABLES_PATH", "INPUTRC", "WGETRC", "CURL_HOME", "NETRC", "HGRCPATH",
+    # glibc iconv(3) GCONV_PATH loads conversion modules (shared objects)
+    "GCONV_PATH",
+    # config files that name programs to run: the AWS CLI/SDKs' credential_process
+    # (AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE), kubectl's exec credential
+    # plugins (KUBECONFIG), docker's credsStore helpers (DOCKER_CONFIG), gcloud's
+    # CLOUDSDK_CONFIG, Google "executable-sourced" credentials, ssh-style configs
+    "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "KUBECONFIG", "DOCKER_CONFIG",
+    "CLOUDSDK_CONFIG", "GOOGLE_APPLICATION_CREDENTIALS", "AZURE_CONFIG_DIR", "GNUPGHOME",
+    "PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG", "BUNDLE_GEMFILE", "GRADLE_USER_HOME",
+    "MAVEN_OPTS", "GRADLE_OPTS", "ANT_OPTS", "SBT_OPTS",
+    # libraries and startup code loaded by name: OpenSSL engines/providers
+    # (OPENSSL_CONF), Lua's LUA_INIT (code), PHP's PHPRC/PHP_INI_SCAN_DIR
+    # (auto_prepend_file), R's R_PROFILE_USER, GTK/GIO/Qt/GStreamer modules, cgo's
+    # compiler flags, bash's EXECIGNORE, and package indexes whose packages run
+    # install code (pip, uv)
+    "OPENSSL_CONF", "OPENSSL_ENGINES", "OPENSSL_MODULES", "LUA_INIT", "LUA_PATH", "LUA_CPATH",
+    "PHPRC", "PHP_INI_SCAN_DIR", "R_PROFILE", "R_PROFILE_USER", "R_ENVIRON_USER",
+    "GTK_MODULES", "GIO_MODULE_DIR", "QT_PLUGIN_PATH", "GST_PLUGIN_PATH", "CGO_CFLAGS",
+    "CGO_CPPFLAGS", "CGO_CXXFLAGS", "CGO_LDFLAGS", "EXECIGNORE", "RUSTUP_TOOLCHAIN",
+    "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "UV_INDEX_URL",
+    "UV_EXTRA_INDEX_URL", "UV_INDEX", "UV_FIND_LINKS", "TCLLIBPATH", "JULIA_LOAD_PATH",
+    "VALGRIND_LIB", "PERL5SHELL",
 })
 EXEC_VAR_PREFIXES = ("LD_", "DYLD_", "BASH_FUNC_", "npm_config_", "NPM_CONFIG_", "CARGO_")
-EXEC_VAR_SUFFIXES = ("_COMMAND",)
+# *_COMMAND, and programs that name their pager, editor, browser, remote shell or
+# askpass helper by variable: GIT_PAGER, GH_PAGER, PSQL_PAGER, SYSTEMD_PAGER,
+# GIT_EDITOR, GH_EDITOR, SUDO_EDITOR, GH_BROWSER, RSYNC_RSH, GIT_ASKPASS ...
+EXEC_VAR_SUFFIXES = ("_COMMAND", "_PAGER", "PAGER", "_EDITOR", "_BROWSER", "_RSH",
+                     "_ASKPASS", "_SSH")
 # GIT_* is conservative: every GIT_ variable except these informational ones.
 GIT_SAFE_VARS = frozenset({
     "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME",

@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from ..analysis import Invocation
-from ..data import interp_for
+from ..data import AWKS, SEDS, interp_for
+
+_STDIN_FILTERS = AWKS | SEDS          # `sed -f -`, `awk -f /dev/stdin` read their script
 from ..ir import Command, Redirect, Script, Span
 
 Hit = tuple[Span, str]
@@ -98,8 +100,8 @@ def triggers(ctx: Context) -> set[str]:
         out.add("pipelines")
     if ctx.assignments:
         out.add("assignments")
-    if any(c.kind == "declaration" for c in ctx.script.commands):
+    if any(c.kind in ("declaration", "unset") for c in ctx.script.commands):
         out.add("declarations")
-    if any(interp_for(n) for n in ctx.names if n):
+    if any(interp_for(n) or n in _STDIN_FILTERS for n in ctx.names if n):
         out.add("interpreters")
     return out

@@ -9,7 +9,7 @@ from ..data import NETWORK_PATH
 from ringfence.classifier.effects_scan import option_effects
 from ..effects_data import PROGRAMS as _EFFECT_PROGRAMS
 from ..verdict import Capability
-from . import Context, Hit, always, facts, redirects
+from . import Context, Hit, always, facts, names, redirects
 
 
 def _counted(ctx: Context):
@@ -65,6 +65,19 @@ def path_qualified(ctx: Context) -> Iterable[Hit]:
                                     "key; a grant for its basename does not cover it"
 
 
+_PRINTERS = frozenset({"set", "declare", "typeset", "export", "readonly", "local"})
+
+
+def prints_environment(ctx: Context) -> Iterable[Hit]:
+    for inv in _counted(ctx):
+        if inv.name in _PRINTERS and (inv.key.endswith((" -p", " -f")) or
+                                      (inv.key == "set" and len(inv.argv) == 1)):
+            what = "function definitions" if inv.key.endswith(" -f") else \
+                "shell variables, secrets included"
+            yield inv.argv[0].span, f"`{inv.key}` prints {what}: a capability of its own, " \
+                                    "granted like `env`"
+
+
 def capabilities(ctx: Context) -> list[Capability]:
     out: list[Capability] = []
     for inv in _counted(ctx):
@@ -84,4 +97,5 @@ CHECKS = (
     ("RF203", multiplexer, facts("multiplexer")),
     ("RF204", input_read, redirects),
     ("RF205", path_qualified, always),
+    ("RF206", prints_environment, names(_PRINTERS)),
 )

@@ -97,7 +97,7 @@ def _helper_args_ok(name: str, args: tuple[Word, ...]) -> bool:
     if name == "sleep":
         return bool(args) and all(data.SLEEP_ARG.fullmatch(a.value) for a in args)
     if name == "set":
-        return _set_ok(args)
+        return bool(args) and _set_ok(args)    # bare `set` prints every variable
     if name == "[":
         return bool(args) and args[-1].value == "]"
     return True
@@ -112,6 +112,8 @@ def _main_invocation(ctx: Context, index: int) -> Invocation | None:
 
 
 def _is_helper(ctx: Context, index: int, cmd: Command) -> bool:
+    if cmd.kind == "declaration" and ctx.by_index.get(index):
+        return False                           # it prints variables: a capability
     if cmd.kind in ("assign", "declaration", "unset"):
         # runs no program; values with a substitution are reported by RF101 instead
         return not any(a.value is not None and a.value.subst for a in cmd.assignments) and \
@@ -228,12 +230,14 @@ def _reads_code(ctx: Context, owner: int | None) -> bool:
     for inv in invs:
         if not inv.name:
             return True
-        if data.interp_for(inv.name) or inv.name in ("busybox", "toybox"):
+        if data.interp_for(inv.name) or inv.name in ("busybox", "toybox") or \
+                inv.name in data.AWKS or inv.name in data.SEDS:
             mode = ctx.interp_modes.get(id(inv))
             if mode is None:
                 mode = ctx.interp_modes[id(inv)] = interp_mode(inv)
             # `python3 app.py <<<input` reads it as data; `python3 <<<code` runs it
-            if mode[0] not in ("script", "info", "inline"):
+            # (sed and awk only with `-f -`)
+            if mode[0] not in ("script", "info", "inline", ""):
                 return True
     return False
 

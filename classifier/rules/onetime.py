@@ -13,6 +13,7 @@ from ..writes import program_words, file_writes, writers
 from ..ir import Word
 from . import (Context, Hit, assignments, constructs, declarations, facts, interpreters,
                names, redirects)
+from .assign import _assigned_names, exec_assignment  # noqa: F401  (RF122; values.py)
 from .decoration import is_fd
 
 
@@ -276,43 +277,6 @@ def trap(ctx: Context) -> Iterable[Hit]:
     return _builtin(ctx, "RF121")
 
 
-def _assigned_names(inv: Invocation) -> Iterable[Word]:
-    """Variable names a builtin assigns: `read NAME`, `printf -v NAME`, `mapfile NAME`."""
-    spec = data.ASSIGNING_BUILTINS.get(inv.name)
-    if spec is None:
-        return
-    opts, operands = scan_args(inv.argv[1:], spec)
-    for opt, value in opts:
-        if opt in ("-v", "-a") and value is not None:
-            yield value
-    if inv.name != "printf":
-        yield from operands
-
-
-def exec_assignment(ctx: Context) -> Iterable[Hit]:
-    # GIT_CONFIG_KEY_<n>=user.email sets a key that runs nothing (judged by gitkeys)
-    given = [(a.name, a.value) for c in ctx.script.commands for a in c.assignments] + \
-        [(n, w._replace(value=w.value.partition("=")[2])) for inv in ctx.invocations
-         for n, w in inv.env]
-    harmless = harmless_env(given) if any(n.startswith("GIT_CONFIG_") for n, _ in given) \
-        else frozenset()
-    for cmd in ctx.script.commands:
-        for a in cmd.assignments:
-            if data.exec_var(a.name) and a.name not in harmless:
-                yield a.span, f"assigning `{a.name}` changes what programs or code run"
-        if cmd.kind == "declaration" and any(
-                w.value.startswith("-") and "n" in w.value for w in cmd.words[1:]):
-            # a nameref (`declare -n r=PATH; r=/tmp`) can assign any variable later
-            yield cmd.span, "a nameref can assign any variable, including PATH"
-    for inv in ctx.invocations:
-        for name, w in inv.env:
-            if data.exec_var(name) and name not in harmless:
-                yield w.span, f"`env {name}=...` changes what programs or code run"
-        for w in _assigned_names(inv):
-            if not w.static or data.exec_var(w.value):
-                yield w.span, f"`{inv.name}` assigns `{w.raw}`, which can change what runs"
-
-
 def escalation(ctx: Context) -> Iterable[Hit]:
     yield from _facts(ctx, "escalation", "`{detail}` runs a command with other privileges")
     for inv in ctx.invocations:
@@ -376,7 +340,8 @@ CHECKS = (
     ("RF110", awk_exec, names(data.AWKS)),
     ("RF111", sed_exec, names(data.SEDS)),
     ("RF112", env_split, facts("env-split")),
-    ("RF113", option_exec, names(set(data.EXEC_OPTIONS) | data.PLUS_COMMAND)),
+    ("RF113", option_exec, names(set(data.EXEC_OPTIONS) | data.PLUS_COMMAND) +
+     facts("exec-option")),
     ("RF114", shell_launcher, facts("shell-launcher")),
     ("RF115", launched_shell, facts("launched-shell")),
     ("RF116", stdin_program, interpreters),
@@ -386,7 +351,7 @@ CHECKS = (
     ("RF120", function_definition, constructs("function")),
     ("RF121", trap, _BUILTINS),
     ("RF122", exec_assignment,
-     assignments + declarations + names(data.ASSIGNING_BUILTINS)),
+     assignments + declarations + names(set(data.ASSIGNING_BUILTINS) | data.DECLARATION_NAMES)),
     ("RF123", escalation, facts("escalation") + names(data.ESCALATION)),
     ("RF124", background, constructs("background")),
     ("RF125", coproc, facts("coproc")),

@@ -15,6 +15,8 @@ from typing import Iterable
 from ringfence.rfcore.lazyre import lazy
 from ..arith import assigned_literal, literal, subscript_literal
 from ..ir import Command, Word
+from ..analysis import scan_args
+from ..optspec import Opts
 from . import Context, Hit, constructs, declarations, names
 from .onetime import _assigned_names
 
@@ -77,6 +79,25 @@ def _test_operands(cmd: Command) -> Iterable[Hit]:
                 yield name.span, f"the subscript of `-v {name.raw}` {_WHY}"
 
 
+_WAIT = Opts(frozenset({"-p"}))
+data_decl = DECLARERS | {"unset"}
+
+
+def _unset_names(cmd: Command) -> Iterable[Hit]:
+    """`unset 'a[$(id)]'` (and `unset -v`) evaluates the subscript of each name (bash
+    5.2); `unset -f` names functions and `unset -n` a nameref, whose subscripts
+    bash does not evaluate. A name decided at run time may hold a subscript."""
+    letters = "".join(w.value[1:] for w in cmd.words[1:] if w.static and
+                      w.value.startswith("-") and w.value != "--")
+    if "f" in letters or "n" in letters:
+        return
+    for w in cmd.words[1:]:
+        if w.static and (w.value.startswith("-") and len(w.value) > 1):
+            continue
+        if w.dynamic or not subscript_literal(w.value if w.static else w.raw):
+            yield w.span, f"`unset {w.raw}`: the subscript {_WHY}"
+
+
 def _stable(ctx: Context, names_: frozenset[str]) -> bool:
     """Nothing else in the script gives these names a value that is not a literal
     integer (`for ((i=0; i<3; i++)); do i=$x; done` would): no assignment, no
@@ -118,17 +139,34 @@ def arithmetic(ctx: Context) -> Iterable[Hit]:
         for w in _assigned_names(inv):
             if w.static and not subscript_literal(w.value):
                 yield w.span, f"the subscript of `{w.raw}`, assigned by `{name}`, {_WHY}"
+        if name in data_decl and inv.facts and len(inv.argv) > 1:
+            # `builtin declare 'a[$(id)]=1'`, `command unset 'a[$(id)]'`
+            fake = Command("unset" if name == "unset" else "declaration", inv.argv, (),
+                           inv.argv[0].span)
+            yield from (_unset_names(fake) if name == "unset" else _declared(fake))
+        if name == "wait":
+            # `wait -n -p 'a[$(id)]'` assigns the job's id through the subscript
+            opts, _ = scan_args(inv.argv[1:], _WAIT)
+            for opt, value in opts:
+                if opt == "-p" and value is not None and (
+                        not value.static or not subscript_literal(value.value)):
+                    yield value.span, f"the subscript of `wait -p {value.raw}` {_WHY}"
     for cmd in ctx.script.commands:
+        if cmd.kind == "unset" and cmd.words:
+            yield from _unset_names(cmd)
         if cmd.kind == "test" and cmd.words:
             yield from _test_operands(cmd)
         elif cmd.kind == "declaration" and cmd.words and cmd.words[0].value in DECLARERS:
-            for w in cmd.words[1:]:
-                if w.static and w.value.startswith(("-", "+")):
-                    continue
-                if not w.static or not subscript_literal(w.value):
-                    yield w.span, f"`{cmd.words[0].value} {w.raw}`: a subscript in the " \
-                                  f"name {_WHY}"
+            yield from _declared(cmd)
     yield from _declared_integers(ctx)
+
+
+def _declared(cmd: Command) -> Iterable[Hit]:
+    for w in cmd.words[1:]:
+        if w.static and w.value.startswith(("-", "+")):
+            continue
+        if not w.static or not subscript_literal(w.value):
+            yield w.span, f"`{cmd.words[0].value} {w.raw}`: a subscript in the name {_WHY}"
 
 
 def indirection(ctx: Context) -> Iterable[Hit]:
@@ -173,10 +211,11 @@ def dormant_code(ctx: Context) -> Iterable[Hit]:
 
 CHECKS = (
     ("RF140", arithmetic, constructs("arithmetic") + declarations +
-     names({"let", "test", "[", "[[", "read", "printf", "mapfile", "readarray", "getopts"})),
+     names({"let", "test", "[", "[[", "read", "printf", "mapfile", "readarray", "getopts",
+            "wait", "unset"} | DECLARERS)),
     ("RF141", indirection, constructs("indirection")),
     ("RF142", prompt_expansion, constructs("prompt-expansion")),
     ("RF143", dormant_code, constructs("arithmetic", "indirection", "prompt-expansion") +
      declarations + names({"let", "test", "[", "[[", "read", "printf", "mapfile",
-                           "readarray", "getopts"})),
+                           "readarray", "getopts", "wait"})),
 )

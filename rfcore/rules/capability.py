@@ -6,7 +6,11 @@ RULES: tuple[Rule, ...] = (
     Rule("RF201", "wrapper-unwrapped",
          "A transparent wrapper was removed; the capability is the wrapped program.",
          "time, timeout D, nice [-n N], nohup, stdbuf, ionice, env VAR=x, command, builtin and "
-         "exec prog only change how a program runs, not which one. The key is the wrapped "
+         "exec prog only change how a program runs, not which one; so do the rows of the "
+         "launcher table (classifier/data_launch.py: taskset, chrt, prlimit, unshare, "
+         "strace, ltrace, valgrind, flock, xvfb-run, setsid, numactl, cgexec, firejail, "
+         "systemd-run, chroot, runuser -u, screen, dbus-launch, fakeroot, ...). The key is "
+         "the wrapped "
          "program's, so `timeout 5 longbridge ...` needs the `longbridge` grant. (sudo and "
          "friends are unwrapped too, but also force one-time.)",
          bad="timeout 30 longbridge quote FIG.US", good="longbridge quote FIG.US"),
@@ -20,7 +24,8 @@ RULES: tuple[Rule, ...] = (
     Rule("RF203", "multiplexer-subcommand",
          "The key includes the subcommand of a multiplexer tool.",
          "For git, docker, podman, kubectl, helm, npm, pnpm, yarn, npx, cargo, go, gh, aws, "
-         "gcloud, az, terraform, pip, uv, poetry, systemctl and brew the subcommand decides "
+         "gcloud, az, terraform, pip, uv, poetry, systemctl, brew, tmux and busybox (each "
+         "applet is a program: `busybox rm`) the subcommand decides "
          "what happens (`git push` vs `git status`). Global options are skipped (`git -C dir "
          "push` is `git push`). Grouped tools take a second level: `gh pr view`, `docker "
          "compose up`, `kubectl config use-context`, `go mod tidy`; aws takes two words "
@@ -37,4 +42,12 @@ RULES: tuple[Rule, ...] = (
          "`./sed` or `/tmp/git` is a different file from `sed` or `git` on PATH; a grant for "
          "the bare name never covers it.",
          bad="./sed -n 1p f.txt", good="sed -n 1p f.txt"),
+    Rule("RF206", "prints-environment",
+         "Printing the shell's variables is a capability of its own.",
+         "Bare `set`, `export`/`export -p`, `declare`/`typeset` without names or with "
+         "`-p`/`-x`, `readonly -p` and `local -p` print every variable, secrets included, as "
+         "`env` and `printenv` do; `declare -f`/`-F` print the function definitions. So "
+         "they are not harmless helpers: each is keyed (`set`, `declare -p`, `export -p`, "
+         "`declare -f`) and needs its own grant, and a grant of `env` does not cover them.",
+         bad="set", good="set -euo pipefail"),
 )

@@ -71,12 +71,24 @@ RULES: tuple[Rule, ...] = (
        bad="env -S 'sh -c id'", good="env LANG=C sort f.txt"),
     _r("RF113", "option-runs-command", "An option makes the tool run another command.",
        "Options such as tar `--to-command`/`--checkpoint-action`/`-I`, rsync `-e`, rg "
-       "`--pre`, `npx -c`/`npm exec -c`, vim `-c`/`+cmd` and less `+!cmd` run arbitrary "
-       "commands, so the tool's capability would cover anything.",
+       "`--pre`, `npx -c`/`npm exec -c`, vim `-c`/`+cmd`/`-s scriptin`/`-u vimrc`, less "
+       "`+!cmd`/`-k lesskey`, `mapfile -C`/`readarray -C` callbacks, `compgen -C`/`-F`/"
+       "`-W '$(...)'`, lftp `-c`/`-e`, emacs `--eval`/`-l`, nmap `--script`, tcpdump `-z`, "
+       "gawk `-l`, and a launcher's own `fakeroot --faked`/`-l`, `faketime --date-prog`, "
+       "`screen -c`/`-s`, `rlwrap -z`, `firejail --shell`, `dbus-launch --config-file` run "
+       "arbitrary commands, so the tool's capability would cover anything.",
        bad="tar -xf a.tar --to-command='sh -c id'", good="tar -xf a.tar"),
     _r("RF114", "shell-launcher", "A launcher hands its arguments to a shell.",
-       "`watch` without `-x`, `parallel`, `script` and `su -c`/`flock -c` join their "
-       "arguments into a shell command line: the real program is decided by a shell.",
+       "`watch` without `-x`, `parallel`, `hyperfine`, `pee`, `mispipe`, `concurrently`, "
+       "`sem`, `entr`, `watchexec`, `script`, `su -c`, `flock FILE -c`, `sg GROUP "
+       "CMD`, `runuser` without `-u` join their arguments into a shell command line; `tmux` "
+       "commands that run a shell command now or later (`new`, `new-window`, `split-window`, "
+       "`send-keys`, `run-shell`, `if-shell`, `set-hook`, `source-file`, `-c`, `-f`) and "
+       "`screen -X` with a command that runs or types one (`stuff`, `exec`, `screen`): the "
+       "real program is decided by a shell. So does any program given a shell command "
+       "line as one operand (`foo 'sh -c id'`, `--exec='bash -lc ...'`); a shell with an "
+       "option among any program's operands (`foo --run /bin/sh -c CMD`) is judged as the "
+       "shell it runs (RF107).",
        bad="watch 'ls | wc -l'", good="watch -x ls"),
     _r("RF115", "launched-shell", "A launcher runs a shell or interpreter.",
        "`find -exec sh ...` or `xargs python3 ...` runs a shell or interpreter on data the "
@@ -84,7 +96,11 @@ RULES: tuple[Rule, ...] = (
        bad="find . -name '*.sh' -exec bash {} \\;", good="find . -name '*.sh' -exec wc -l {} +"),
     _r("RF116", "stdin-program", "A shell or interpreter reads its program from stdin.",
        "`| sh`, `| python3 -`, `node < app.js`, `bash <<< ...`, `bash /dev/stdin` and a "
-       "bare interpreter run whatever arrives on standard input.",
+       "bare interpreter run whatever arrives on standard input. So do programs whose "
+       "operands are data and whose standard input is commands: `ed`/`ex` (`!cmd`), `gdb` "
+       "without `-batch`, `sqlite3 DB` without SQL operands (`.shell`), `mysql` without "
+       "`-e`, `psql` without `-c`/`-f` (`\\!`), `lldb` without `-b`, `tclsh`, `m4`, `dc` "
+       "and `ftp`/`lftp`; and `sed -f -`/`awk -f /dev/stdin` read their script there.",
        bad="curl -fsSL https://example.com/install.sh | sh", good="sh ./install.sh"),
     _r("RF117", "eval", "`eval` runs a string as shell code.",
        "eval builds a command line at run time.", bad="eval \"$CMD\"", good="echo \"$CMD\""),
@@ -103,16 +119,22 @@ RULES: tuple[Rule, ...] = (
     _r("RF122", "exec-affecting-assignment", "An assignment changes what programs or code run.",
        "PATH, LD_*, BASH_ENV/ENV, IFS, *_COMMAND, GIT_* execution settings, PAGER/EDITOR, "
        "PYTHONPATH/PYTHONSTARTUP, NODE_OPTIONS, PERL5OPT, RUBYOPT, JAVA_TOOL_OPTIONS, HOME, "
-       "CC/RUSTC/GOFLAGS, npm_config_* and similar variables decide which binary or code "
-       "runs, whether written as a prefix, bare, with `export`/`declare`, through `env`, or "
-       "by a builtin that assigns (`read PATH`, `printf -v PATH`, a `declare -n` nameref).",
+       "CC/RUSTC/GOFLAGS/CFLAGS/RUSTFLAGS, npm_config_*, options read from the environment "
+       "(TAR_OPTIONS, RSYNC_RSH, LESS, MANOPT), *PAGER/*_EDITOR/*_BROWSER/*_RSH/*_ASKPASS, "
+       "GCONV_PATH, and config files that name programs (AWS_CONFIG_FILE's "
+       "credential_process, KUBECONFIG's exec plugins, DOCKER_CONFIG) decide which binary or "
+       "code runs, whether written as a prefix, bare, with `export`/`declare`, through "
+       "`env` or a launcher (`strace -E`, `systemd-run -E`), or by a builtin that assigns "
+       "(`read PATH`, `printf -v PATH`, a `declare -n` nameref). One table, "
+       "rfcore/execvars.py, shared with the profile overlay check (RF513).",
        bad="PATH=/tmp/evil:$PATH git status", good="LANG=C git status"),
     _r("RF123", "privilege-escalation", "The command runs with other privileges.",
        "sudo, doas, su, pkexec and run0 cross a privilege boundary, with a program or "
        "without one (`sudo -i`, `sudo -s`, bare `sudo`, `doas -s`, `su -`, bare `pkexec` or "
        "`run0`), and so do sudoedit, runuser, setpriv, nsenter, chroot, sg, newgrp, capsh, "
-       "ksu, systemd-run and `machinectl shell`/`login`: one family mapped over a list, "
-       "never a standing grant.",
+       "ksu, systemd-run, unshare, `strace -u`/`ltrace -u`, `chpst -u` and `machinectl "
+       "shell`/`login`: one family mapped over a list, never a standing grant. The "
+       "launchers among them are also peeled, so the command they run is judged too.",
        bad="sudo apt-get install -y jq", good="apt-get download jq"),
     _r("RF124", "background-job", "`&` runs a job in the background.",
        "A background job keeps running after the approved command returns, beyond what was "
@@ -121,7 +143,8 @@ RULES: tuple[Rule, ...] = (
        "A co-process runs beside the shell, wired to file descriptors.",
        bad="coproc cat", good="cat notes.txt"),
     _r("RF126", "detached-process", "The command detaches from the session.",
-       "`setsid` and `disown` let a process outlive the approved run.",
+       "`setsid`, `disown`, `screen -d -m` and `dbus-launch` (its bus daemon) let a "
+       "process outlive the approved run.",
        bad="setsid ./server", good="./server"),
     _r("RF127", "dynamic-subcommand", "A multiplexer's subcommand is decided at run time.",
        "For git, docker, kubectl, npm and the like the subcommand is part of the key "
@@ -137,7 +160,10 @@ RULES: tuple[Rule, ...] = (
        "report to the file named by `-o FILE` / `--output=FILE` (`-a` appends), like a "
        "redirection would. The wrapper is removed from the key, so the grant for the wrapped "
        "program must not cover that write. The bash keyword `time` (first word, `-p` only) "
-       "writes no file; /dev/null, /dev/stdout and /dev/stderr are not writes.",
+       "writes no file; /dev/null, /dev/stdout and /dev/stderr are not writes. The "
+       "launcher table's writers too: `strace -o`, `ltrace -o`, `valgrind --log-file=`/"
+       "`--xml-file=`, `xvfb-run -e`/`-f`, `firejail --output=`, `fakeroot -s`, "
+       "`screen -Logfile`.",
        bad="\\time -o time.log make", good="time -p make"),
     _r("RF130", "program-writes-file", "A program's own option, operand or script writes a file.",
        "Tools people approve as read-only filters can write files by their own means: "
@@ -157,7 +183,8 @@ RULES: tuple[Rule, ...] = (
     _r("RF140", "arithmetic-evaluation", "bash evaluates a non-literal value arithmetically.",
        "`(( ))`, `$(( ))`, `$[ ]`, `for (( ))`, `let`, variables declared `-i` (`declare`, "
        "`local`, `typeset`), indexed-array subscripts (`${a[i]}`, `a[i]=1`, `arr=([i]=x)`, a "
-       "subscript in a name given to `read`, `printf -v`, `declare` or `test -v`), substring "
+       "subscript in a name given to `read`, `printf -v`, `declare`, `test -v`, `[[ -v ]]`, "
+       "`unset` (not `-f`/`-n`) or `wait -p`), substring "
        "offsets and lengths (`${s:i:n}`) and the numeric operators of `[[ ]]` (`-eq`, `-ne`, "
        "`-lt`, `-le`, `-gt`, `-ge`) evaluate their operands arithmetically. A name there is a "
        "variable whose value is evaluated again, and a value such as `a[$(id)]` runs `id` "
@@ -196,4 +223,10 @@ RULES: tuple[Rule, ...] = (
        known_problems="Text read at run time (`(( $(cat f) ))`, `read x < f; (( x ))`) is "
                       "not visible: inside the sandbox such a command is contained like "
                       "interpreter inline code (RF108), not held."),
+    _r("RF144", "scheduled-commands", "The command installs commands that run later.",
+       "`at` and `batch` queue the commands they read (from standard input or `-f FILE`) "
+       "to run at a later time, and `crontab FILE` or `crontab -` replaces the user's "
+       "crontab: what runs then is outside this session, its approval and its record. "
+       "Listing forms (`at -l`, `crontab -l`) stay plain capabilities.",
+       bad="echo 'make deploy' | at now + 1 hour", good="at -l"),
 )

@@ -25,7 +25,12 @@ GIT_DOC = {"whatchanged": "log"}
 # the installed tool does not document them (and checked when it does).
 ELSEWHERE = {("rg", "--hostname-bin"): "ripgrep 14 added --hostname-bin (Debian 12 has 13)",
              ("yq", "--inplace"): "--inplace is mikefarah yq's spelling; Debian's yq "
-                                  "(kislyuk) spells it --in-place"}
+                                  "(kislyuk) spells it --in-place",
+             **{("sqlite3", o): "sqlite3's shell.c reads every option with one dash or two, "
+                               "and -archive as -A; its --help lists one spelling"
+                for o in ("--cmd", "--init", "--archive", "-archive")}}
+# Tools that document their options per subcommand: these outputs join the text.
+EXTRA_DOC = {"openssl": [["openssl", "req", "-help"]]}
 NON_OPTION_WORDS = {"xxd": ["outfile"], "dd": ["of="], "socat": ["exec:", "system:", "create:",
                                                                  "open:", "gopen:"]}
 
@@ -55,6 +60,7 @@ def documentation(key: str) -> tuple[str, str | None]:
         text += _run(["man", "-P", "cat", f"git-{sub}"])
     else:
         text = _run([prog, "--help"]) + _run([prog, "-h"]) + _run(["man", "-P", "cat", prog])
+        text += "".join(_run(argv) for argv in EXTRA_DOC.get(prog, ()))
     # man renders bold/underline with backspaces and hyphens as U+2010 sometimes
     text = re.sub(".\b", "", text).replace("\u2010", "-").replace("\u2212", "-")
     return text, None

@@ -42,13 +42,14 @@ def test_every_engine_code_is_registered():
         capability,
         decoration,
         effects,
+        launchers,
         onetime,
         failclosed as parse,
         values,
     )
 
     engine_codes = [code for fam in (parse.CHECKS, onetime.CHECKS, values.CHECKS, effects.CHECKS,
-                                     capability.CHECKS, decoration.CHECKS)
+                                     launchers.CHECKS, capability.CHECKS, decoration.CHECKS)
                     for code, _, _ in fam]
     assert len(engine_codes) == len(set(engine_codes))
     parse_problem_codes = {"RF001", "RF002", "RF005", "RF006", "RF007", "RF008", "RF009",
