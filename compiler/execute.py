@@ -221,7 +221,11 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
         if spec.of(Broker):
             from .broker import Broker as CredentialBroker
 
-            broker = CredentialBroker(spec.of(Broker)[0].entries, env)
+            from .spec import Bind
+
+            roots = [spec.workspace or ""] + [op.src for op in spec.of(Bind)] \
+                + [op.path for op in spec.of(Stage)]
+            broker = CredentialBroker(spec.of(Broker)[0].entries, env, roots)
             helper_fd = _data_fd(broker.helper_source(host.python))
             fds.append(helper_fd)
             inherit.append(broker.sandbox_fd)     # closed by broker.stop(), not here
