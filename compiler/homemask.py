@@ -64,6 +64,27 @@ HOME_ALLOW: tuple[tuple[str, str, str], ...] = (
     ("@config/pip/pip.conf", "ini-urls", "pip's index; user and token removed from its URLs"),
     ("~/.pip/pip.conf", "ini-urls", "pip's index (old location); the same"),
     ("@config/uv/uv.toml", "ini-urls", "uv's index settings; user and token removed"),
+    # A toolchain prefix reads its own config, which can hold a registry token, inside
+    # a directory bound above (npm: PREFIX/etc/npmrc; pip: PREFIX/pip.conf, a
+    # virtualenv's too): served the same way, over the bound copy.
+    ("~/.nvm/versions/node/*/etc/npmrc", "npmrc", "nvm Node prefix's global npmrc"),
+    ("~/.volta/tools/image/node/*/etc/npmrc", "npmrc", "Volta Node prefix's npmrc"),
+    ("@data/fnm/node-versions/*/installation/etc/npmrc", "npmrc", "fnm Node prefix's npmrc"),
+    ("@data/mise/installs/node/*/etc/npmrc", "npmrc", "mise Node prefix's npmrc"),
+    ("~/.asdf/installs/nodejs/*/etc/npmrc", "npmrc", "asdf Node prefix's npmrc"),
+    ("~/.pyenv/versions/*/pip.conf", "ini-urls", "a pyenv interpreter's (or virtualenv's) pip.conf"),
+    ("~/.pyenv/versions/*/envs/*/pip.conf", "ini-urls", "a pyenv-virtualenv env's pip.conf"),
+    ("@data/mise/installs/python/*/pip.conf", "ini-urls", "a mise interpreter's pip.conf"),
+    ("@data/uv/python/*/pip.conf", "ini-urls", "a uv interpreter's pip.conf"),
+    ("~/.virtualenvs/*/pip.conf", "ini-urls", "a virtualenvwrapper env's pip.conf"),
+    ("@data/virtualenvs/*/pip.conf", "ini-urls", "a pipenv env's pip.conf"),
+    ("~/.cache/pypoetry/virtualenvs/*/pip.conf", "ini-urls", "a poetry env's pip.conf"),
+    ("~/miniconda3/pip.conf", "ini-urls", "the conda base env's pip.conf"),
+    ("~/miniconda3/envs/*/pip.conf", "ini-urls", "a conda env's pip.conf"),
+    ("~/miniforge3/pip.conf", "ini-urls", "the conda base env's pip.conf"),
+    ("~/miniforge3/envs/*/pip.conf", "ini-urls", "a conda env's pip.conf"),
+    ("~/anaconda3/pip.conf", "ini-urls", "the conda base env's pip.conf"),
+    ("~/anaconda3/envs/*/pip.conf", "ini-urls", "a conda env's pip.conf"),
     # git reads these instead of ~/.gitconfig / /etc/gitconfig when they are set
     # (the system one only where it points outside /etc): served the same way.
     ("$GIT_CONFIG_GLOBAL", "gitconfig", "git's global config moved by GIT_CONFIG_GLOBAL"),

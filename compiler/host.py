@@ -173,17 +173,28 @@ def path_fact(p: str) -> PathFact:
 
 
 def expand_glob(pattern: str) -> tuple[str, ...]:
-    head, _, last = pattern.rpartition("/")
-    if head and not any(c in head for c in "*?[") and "**" not in last:
-        # One wildcard component (the home allowlist's ~/.local/lib/python*): a
-        # listing, without loading glob on every run.
+    if "**" not in pattern:
+        # Wildcards in path components (the home allowlist's ~/.local/lib/python*,
+        # ~/.nvm/versions/node/*/etc/npmrc): listings, without loading glob on
+        # every run.
         import fnmatch
 
-        try:
-            names = os.listdir(head or "/")
-        except OSError:
-            return ()
-        return tuple(sorted(f"{head}/{n}" for n in names if fnmatch.fnmatchcase(n, last)))
+        found = [""]
+        for part in pattern.strip("/").split("/"):
+            nxt = []
+            for base in found:
+                if not any(c in part for c in "*?["):
+                    p = f"{base}/{part}"
+                    if os.path.lexists(p):
+                        nxt.append(p)
+                    continue
+                try:
+                    names = os.listdir(base or "/")
+                except OSError:
+                    continue
+                nxt += [f"{base}/{n}" for n in names if fnmatch.fnmatchcase(n, part)]
+            found = nxt
+        return tuple(sorted(found))
     import glob
 
     # include_hidden: a read-deny of "**/.env*" must see dot directories too.
