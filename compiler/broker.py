@@ -16,8 +16,8 @@ socket closes when the sandbox is gone), only over https and only for a host in
 the credential's ``domains`` (exact names; ``host:port`` when a port is given).
 Every request, given or refused, is a record in the run's ledger row
 (``ledger show``). The value never appears in the sandbox's environment, argv or
-files; after the run, ``scan`` looks for it in what the run wrote, and a hit is
-held (RF653).
+files; after the run, ``compiler/leakscan.py`` looks for it (raw and re-encoded)
+in what the run wrote, and a hit is held (RF653).
 """
 
 from __future__ import annotations
@@ -263,38 +263,3 @@ class Broker:
                 return f"username={user}\npassword={value}\n\n".encode()
         use["reason"] = "no brokered credential for this host"
         return b""
-
-
-def scan(roots, secrets, since: float) -> list[str]:
-    """Paths under ``roots`` changed since ``since`` (by ctime, which a command cannot
-    set back) whose content, symbolic-link target or name holds a secret; no link
-    is followed."""
-    if not secrets:
-        return []
-    needles = [s.encode() for s in secrets]
-    hits = []
-
-    def has(data: bytes) -> bool:
-        return any(n in data for n in needles)
-
-    for root in roots:
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-            for name in filenames + dirnames:
-                path = os.path.join(dirpath, name)
-                try:
-                    st = os.lstat(path)
-                    if st.st_ctime < since - 2:
-                        continue
-                    kind = st.st_mode & 0o170000
-                    if has(os.fsencode(name)):
-                        hits.append(path)
-                    elif kind == 0o120000:
-                        if has(os.fsencode(os.readlink(path))):
-                            hits.append(path)
-                    elif kind == 0o100000:
-                        with open(path, "rb") as fh:
-                            if has(fh.read(64 * 1024 * 1024)):
-                                hits.append(path)
-                except OSError:
-                    continue
-    return hits
