@@ -103,10 +103,10 @@ def expand(template: str, home: str, xdg) -> str | None:
     head, _, rest = template.partition("/")
     if head.startswith("$"):
         value = dict(xdg).get(head[1:], "")
-        if not value.startswith("/") or (head == "$GIT_CONFIG_SYSTEM"
-                                         and value.startswith("/etc/")):
+        value = posixpath.normpath(value) if value.startswith("/") else ""
+        if not value or (head == "$GIT_CONFIG_SYSTEM" and value.startswith("/etc/")):
             return None
-        return posixpath.normpath(value)
+        return value
     if head == "~":
         return posixpath.normpath(posixpath.join(home, rest))
     var, default = _XDG[head]

@@ -19,6 +19,7 @@ Stdlib only.
 from __future__ import annotations
 
 import base64
+import errno
 import os
 import zlib
 
@@ -67,11 +68,10 @@ def _data(fd: int, size: int):
         try:
             start = os.lseek(fd, pos, os.SEEK_DATA)
             end = os.lseek(fd, start, os.SEEK_HOLE)
-        except OSError:             # ENXIO: no data after pos (or no SEEK_DATA support)
-            if pos == 0 and size:
-                start, end = 0, size
-            else:
+        except OSError as exc:
+            if exc.errno == errno.ENXIO or pos:     # no data after pos
                 return
+            start, end = 0, size                    # no SEEK_DATA here: read it all
         while start < end:
             n = min(_CHUNK, end - start)
             total += n
