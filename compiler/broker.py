@@ -52,8 +52,12 @@ def read_source(name: str, source: str, env, forbidden=()) -> str:
         if kind == "env":
             value = env.get(arg, "")
         elif kind == "file":
-            path = os.path.realpath(os.path.expanduser(arg))
-            if not os.path.isabs(os.path.expanduser(arg)) or _under(path, forbidden):
+            given = os.path.expanduser(arg)
+            path = os.path.realpath(given)
+            # as written AND resolved: a link the sandbox planted in the workspace
+            # must not choose which host file becomes the credential
+            if not os.path.isabs(given) or _under(path, forbidden) or \
+                    _under(os.path.normpath(given), forbidden):
                 raise _refused(name, source, f"{arg} is not an absolute path outside the "
                                              "workspace and the writable roots (a sandbox "
                                              "could write it)")
@@ -124,7 +128,8 @@ def _command(name: str, source: str, arg: str, env, forbidden):
         raise _refused(name, source, f"its program {found} lies inside the workspace or "
                                      "a writable root (a sandbox could write it)")
     for a in argv[1:]:
-        if a.startswith("/") and os.path.lexists(a) and _under(os.path.realpath(a), forbidden):
+        if a.startswith("/") and (_under(os.path.realpath(a), forbidden)
+                                  or _under(os.path.normpath(a), forbidden)):
             raise _refused(name, source, f"its argument {a} lies inside the workspace or "
                                          "a writable root (a sandbox could write it)")
     return [found] + argv[1:], run_env

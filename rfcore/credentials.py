@@ -231,7 +231,7 @@ _VALUE = (
     r"|[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@"                 # URL with a password
     r"|[A-Za-z][A-Za-z0-9+.-]*://(?=[^/\s:@]*[0-9])[A-Za-z0-9_.~-]{20,}@"  # a token as URL user
     r"|\bya29\.[0-9A-Za-z_-]{20,}"                                     # Google OAuth access
-    r"|(?i:(?:token|secret|passw(?:or)?d|auth[a-z]*|api[_-]?key|bearer)[\"']?\s*[:= ]\s*"
+    r"|(?i:(?:token|secret|passw(?:or)?d|authorization|auth_?token|api[_-]?key|bearer)[\"']?\s*[:= ]\s*"
     r"[\"']?(?:token |bearer |basic )?)[0-9a-fA-F]{40}\b"               # 40-hex after a key
 )
 

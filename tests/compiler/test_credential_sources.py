@@ -90,6 +90,17 @@ def test_a_file_source_in_the_workspace_is_refused(box):
     assert r.returncode == 125 and "RF652" in r.stderr and "ran" not in r.stdout, r.stderr
 
 
+def test_a_link_in_the_workspace_cannot_choose_the_host_file(box):
+    (box.outside / "host-only.txt").write_text("host-file-not-for-the-sandbox\n")
+    # A link out of the workspace (a sandbox-made one is held on settle, but a
+    # checkout can carry one, like the box's link-out): the path as written counts.
+    (box.ws / "tok").symlink_to(box.outside / "host-only.txt")
+    r = _run(box, f"file:{box.ws}/tok")
+    assert r.returncode == 125 and "RF652" in r.stderr, r.stderr
+    r = _run(box, f"command:cat {box.ws}/tok")
+    assert r.returncode == 125 and "RF652" in r.stderr, r.stderr
+
+
 def test_a_host_command_and_file_outside_still_work(box):
     (box.outside / "tok.txt").write_text("good-token\n")
     for source in ("command:echo good-token", f"file:{box.outside}/tok.txt"):
