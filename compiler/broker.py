@@ -16,8 +16,8 @@ socket closes when the sandbox is gone), only over https and only for a host in
 the credential's ``domains`` (exact names; ``host:port`` when a port is given).
 Every request, given or refused, is a record in the run's ledger row
 (``ledger show``). The value never appears in the sandbox's environment, argv or
-files; after the run, ``scan`` looks for it in what the run wrote, and a hit is
-held (RF653).
+files; after the run, ``compiler/leakscan.py`` looks for it (raw and re-encoded)
+in what the run wrote, and a hit is held (RF653).
 """
 
 from __future__ import annotations
@@ -35,28 +35,47 @@ MAX_USES = 256          # records kept per run; more requests are refused
 _SOURCE_TIMEOUT = 30
 
 
-def read_source(name: str, source: str, env) -> str:
-    """The value of one credential, read on the host; SandboxError (RF652) if none."""
+def read_source(name: str, source: str, env, forbidden=()) -> str:
+    """The value of one credential, read on the host; SandboxError (RF652) if none.
+
+    ``forbidden``: the workspace and the writable roots (real paths). A sandbox
+    writes there, so nothing of a source may come from there: a ``file:`` inside
+    one is refused, and a ``command:`` runs from ``/`` with a PATH stripped of
+    relative entries and of entries inside them (a planted ``./keyring.py`` or
+    ``rftok`` is never found), with ``PYTHONSAFEPATH=1``, and is refused when its
+    program or an argument naming an existing path lies inside one."""
     kind, _, arg = source.partition(":")
     arg = arg.strip()
     value = ""
+    forbidden = tuple(os.path.realpath(r) for r in forbidden if r)
     try:
         if kind == "env":
             value = env.get(arg, "")
         elif kind == "file":
-            with open(os.path.expanduser(arg), encoding="utf-8") as fh:
+            given = os.path.expanduser(arg)
+            path = os.path.realpath(given)
+            # as written AND resolved: a link the sandbox planted in the workspace
+            # must not choose which host file becomes the credential
+            if not os.path.isabs(given) or _under(path, forbidden) or \
+                    _under(os.path.normpath(given), forbidden):
+                raise _refused(name, source, f"{arg} is not an absolute path outside the "
+                                             "workspace and the writable roots (a sandbox "
+                                             "could write it)")
+            with open(path, encoding="utf-8") as fh:
                 value = fh.read(MAX_REQUEST)
         elif kind == "command":
-            import shlex
             import subprocess
 
-            proc = subprocess.run(shlex.split(arg), capture_output=True, text=True,
-                                  timeout=_SOURCE_TIMEOUT, env=dict(env),
+            argv, run_env = _command(name, source, arg, env, forbidden)
+            proc = subprocess.run(argv, capture_output=True, text=True, cwd="/",
+                                  timeout=_SOURCE_TIMEOUT, env=run_env,
                                   stdin=subprocess.DEVNULL)
             if proc.returncode != 0:
                 raise OSError(f"{arg!r} exited with {proc.returncode}: "
                               f"{proc.stderr.strip()[:200]}")
             value = proc.stdout
+    except SandboxError:
+        raise
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         raise _unreadable(name, source, str(exc)) from None
     except Exception as exc:            # subprocess.TimeoutExpired and friends
@@ -65,6 +84,62 @@ def read_source(name: str, source: str, env) -> str:
     if not value or "\n" in value or "\0" in value:
         raise _unreadable(name, source, "empty, or more than one line")
     return value
+
+
+def _under(path: str, roots) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def _safe_path(value: str, forbidden) -> str:
+    """PATH (or PYTHONPATH) without relative entries (the empty one is the current
+    directory) and without any entry inside a forbidden root."""
+    keep = []
+    for entry in value.split(":"):
+        if entry.startswith("/") and not _under(os.path.realpath(entry), forbidden):
+            keep.append(entry)
+    return ":".join(keep)
+
+
+def _command(name: str, source: str, arg: str, env, forbidden):
+    import shlex
+    import shutil
+
+    argv = shlex.split(arg)
+    if not argv:
+        raise ValueError("no command")
+    run_env = dict(env)
+    run_env["PATH"] = _safe_path(env.get("PATH", "/usr/bin:/bin"), forbidden)
+    for var in ("PYTHONPATH", "PERL5LIB", "RUBYLIB", "NODE_PATH"):
+        if var in run_env:
+            run_env[var] = _safe_path(run_env[var], forbidden)
+    run_env["PYTHONSAFEPATH"] = "1"     # python -m / -c: no current dir on sys.path
+    prog = argv[0]
+    if "/" in prog:
+        if not prog.startswith("/"):
+            raise _refused(name, source, f"{prog} is a relative program path")
+        found = prog
+    else:
+        found = shutil.which(prog, path=run_env["PATH"])
+        if found is None:
+            raise OSError(f"{prog} is not on PATH (relative PATH entries and entries "
+                          "inside the workspace or a writable root are not searched)")
+    real = os.path.realpath(found)
+    if _under(real, forbidden) or _under(os.path.dirname(os.path.abspath(found)), forbidden):
+        raise _refused(name, source, f"its program {found} lies inside the workspace or "
+                                     "a writable root (a sandbox could write it)")
+    for a in argv[1:]:
+        if a.startswith("/") and (_under(os.path.realpath(a), forbidden)
+                                  or _under(os.path.normpath(a), forbidden)):
+            raise _refused(name, source, f"its argument {a} lies inside the workspace or "
+                                         "a writable root (a sandbox could write it)")
+    return [found] + argv[1:], run_env
+
+
+def _refused(name: str, source: str, why: str) -> SandboxError:
+    return SandboxError(f"credential {name!r}: refusing to read it from {source}: {why}; "
+                        "nothing was run (RF652)",
+                        hint="name a program and files outside the workspace and the "
+                             "sandbox's writable roots")
 
 
 def _unreadable(name: str, source: str, why: str) -> SandboxError:
@@ -102,9 +177,11 @@ def _host_matches(host: str, domains) -> bool:
 class Broker:
     """Serves one run's credentials over ``sandbox_fd``; ``stop()`` after the run."""
 
-    def __init__(self, entries, env) -> None:
-        # entries: ((name, source, domains, username), ...) from the spec's Broker op
-        self._creds = [(name, read_source(name, source, env), tuple(domains), user)
+    def __init__(self, entries, env, forbidden=()) -> None:
+        # entries: ((name, source, domains, username), ...) from the spec's Broker op;
+        # forbidden: the workspace and writable roots (nothing of a source from there)
+        self._creds = [(name, read_source(name, source, env, forbidden), tuple(domains),
+                        user)
                        for name, source, domains, user in entries]
         self.uses: list[dict] = []
         host_end, self._sandbox = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -191,38 +268,3 @@ class Broker:
                 return f"username={user}\npassword={value}\n\n".encode()
         use["reason"] = "no brokered credential for this host"
         return b""
-
-
-def scan(roots, secrets, since: float) -> list[str]:
-    """Paths under ``roots`` changed since ``since`` (by ctime, which a command cannot
-    set back) whose content, symbolic-link target or name holds a secret; no link
-    is followed."""
-    if not secrets:
-        return []
-    needles = [s.encode() for s in secrets]
-    hits = []
-
-    def has(data: bytes) -> bool:
-        return any(n in data for n in needles)
-
-    for root in roots:
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-            for name in filenames + dirnames:
-                path = os.path.join(dirpath, name)
-                try:
-                    st = os.lstat(path)
-                    if st.st_ctime < since - 2:
-                        continue
-                    kind = st.st_mode & 0o170000
-                    if has(os.fsencode(name)):
-                        hits.append(path)
-                    elif kind == 0o120000:
-                        if has(os.fsencode(os.readlink(path))):
-                            hits.append(path)
-                    elif kind == 0o100000:
-                        with open(path, "rb") as fh:
-                            if has(fh.read(64 * 1024 * 1024)):
-                                hits.append(path)
-                except OSError:
-                    continue
-    return hits

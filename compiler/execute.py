@@ -88,7 +88,7 @@ def _secret_hits(spec: SandboxSpec, stage, secrets: list[str], since: float) -> 
     """Files this run wrote that hold a brokered secret: in the stage's upper dir
     (workspace-relative, held by settle) and in the other writable roots (absolute;
     they are not staged, so the file is removed from the host)."""
-    from .broker import scan
+    from .leakscan import scan
     from .spec import Bind
 
     out: list[str] = []
@@ -110,9 +110,11 @@ def _secret_hits(spec: SandboxSpec, stage, secrets: list[str], since: float) -> 
 
 
 def _redact(data: bytes | None, secrets: list[str]) -> bytes | None:
-    for secret in secrets:
+    from .leakscan import redactions
+
+    for form in redactions(secrets):
         if data:
-            data = data.replace(secret.encode(), b"[brokered credential]")
+            data = data.replace(form, b"[brokered credential]")
     return data
 
 
@@ -202,6 +204,7 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
     proxy_dir = None
     lims = None
     broker = None
+    sinks: list = [None, None]          # the redacting output sinks of a brokered run
     inherit: list[int] = []
     ran = False
     import time as _time
@@ -221,7 +224,11 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
         if spec.of(Broker):
             from .broker import Broker as CredentialBroker
 
-            broker = CredentialBroker(spec.of(Broker)[0].entries, env)
+            from .spec import Bind
+
+            roots = [spec.workspace or ""] + [op.src for op in spec.of(Bind)] \
+                + [op.path for op in spec.of(Stage)]
+            broker = CredentialBroker(spec.of(Broker)[0].entries, env, roots)
             helper_fd = _data_fd(broker.helper_source(host.python))
             fds.append(helper_fd)
             inherit.append(broker.sandbox_fd)     # closed by broker.stop(), not here
@@ -252,6 +259,17 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
         if stage is not None:
             pre = staging.preexec(stage, stage_w, then=pre)
         pre = lims.preexec(then=pre)        # first: nothing of the run escapes it
+        if broker is not None and not capture:
+            # The command may print what it got: the caller (a terminal, an agent's
+            # context) sees the value redacted, as the ledger keeps it.
+            import sys as _sys
+
+            from .leakscan import Redactor
+
+            out = sinks[0] = Redactor(out if out is not None else _sys.stdout.buffer,
+                                      broker.secrets())
+            err = sinks[1] = Redactor(err if err is not None else _sys.stderr.buffer,
+                                      broker.secrets())
         result = supervise(bargv, dict(HOST_ENV), status_r, spec, timeout, stdin,
                            capture, out, err, degradations,
                            pass_fds=tuple(f for f in fds if f not in (status_r, stage_r))
@@ -261,6 +279,9 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
                            watch=lims.watch if lims.active else None)
         ran = True
     finally:
+        for sink in sinks:
+            if sink is not None:
+                sink.drain()
         if lims is not None:
             lims.close()        # SIGKILLs anything left in the run's cgroup, removes it
         for fd in fds:
@@ -277,7 +298,8 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
                 hits = _secret_hits(spec, stage, broker.secrets(), started)
                 # The ledger keeps output tails for good: never a brokered value.
                 result = _with(result, **{k: _redact(getattr(result, k), broker.secrets())
-                                          for k in ("stdout_tail", "stderr_tail")})
+                                          for k in ("stdout_tail", "stderr_tail",
+                                                    "stdout", "stderr")})
         late: tuple[Note, ...] = ()
         if proxy is not None:
             proxy.stop()

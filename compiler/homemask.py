@@ -18,7 +18,8 @@ import posixpath
 
 from .spec import Note, RoBind, Sanitized, Tmpfs
 
-# (path: ~ = home, @config = $XDG_CONFIG_HOME, @data = $XDG_DATA_HOME; kind; why)
+# (path: ~ = home, @config = $XDG_CONFIG_HOME, @data = $XDG_DATA_HOME, $VAR = the
+# file a variable names; kind; why)
 HOME_ALLOW: tuple[tuple[str, str, str], ...] = (
     ("~/.local/bin", "bind", "programs installed per user (pip --user, pipx, uv tool): executables"),
     ("~/.local/lib/python*", "bind", "per-user site-packages: installed code"),
@@ -62,14 +63,50 @@ HOME_ALLOW: tuple[tuple[str, str, str], ...] = (
     ("~/.npmrc", "npmrc", "registry and scopes for npm install; auth tokens removed"),
     ("@config/pip/pip.conf", "ini-urls", "pip's index; user and token removed from its URLs"),
     ("~/.pip/pip.conf", "ini-urls", "pip's index (old location); the same"),
-    ("~/.config/uv/uv.toml", "ini-urls", "uv's index settings; user and token removed"),
+    ("@config/uv/uv.toml", "ini-urls", "uv's index settings; user and token removed"),
+    # A toolchain prefix reads its own config, which can hold a registry token, inside
+    # a directory bound above (npm: PREFIX/etc/npmrc; pip: PREFIX/pip.conf, a
+    # virtualenv's too): served the same way, over the bound copy.
+    ("~/.nvm/versions/node/*/etc/npmrc", "npmrc", "nvm Node prefix's global npmrc"),
+    ("~/.volta/tools/image/node/*/etc/npmrc", "npmrc", "Volta Node prefix's npmrc"),
+    ("@data/fnm/node-versions/*/installation/etc/npmrc", "npmrc", "fnm Node prefix's npmrc"),
+    ("@data/mise/installs/node/*/etc/npmrc", "npmrc", "mise Node prefix's npmrc"),
+    ("~/.asdf/installs/nodejs/*/etc/npmrc", "npmrc", "asdf Node prefix's npmrc"),
+    ("~/.pyenv/versions/*/pip.conf", "ini-urls", "a pyenv interpreter's (or virtualenv's) pip.conf"),
+    ("~/.pyenv/versions/*/envs/*/pip.conf", "ini-urls", "a pyenv-virtualenv env's pip.conf"),
+    ("@data/mise/installs/python/*/pip.conf", "ini-urls", "a mise interpreter's pip.conf"),
+    ("@data/uv/python/*/pip.conf", "ini-urls", "a uv interpreter's pip.conf"),
+    ("~/.virtualenvs/*/pip.conf", "ini-urls", "a virtualenvwrapper env's pip.conf"),
+    ("@data/virtualenvs/*/pip.conf", "ini-urls", "a pipenv env's pip.conf"),
+    ("~/.cache/pypoetry/virtualenvs/*/pip.conf", "ini-urls", "a poetry env's pip.conf"),
+    ("~/miniconda3/pip.conf", "ini-urls", "the conda base env's pip.conf"),
+    ("~/miniconda3/envs/*/pip.conf", "ini-urls", "a conda env's pip.conf"),
+    ("~/miniforge3/pip.conf", "ini-urls", "the conda base env's pip.conf"),
+    ("~/miniforge3/envs/*/pip.conf", "ini-urls", "a conda env's pip.conf"),
+    ("~/anaconda3/pip.conf", "ini-urls", "the conda base env's pip.conf"),
+    ("~/anaconda3/envs/*/pip.conf", "ini-urls", "a conda env's pip.conf"),
+    # git reads these instead of ~/.gitconfig / /etc/gitconfig when they are set
+    # (the system one only where it points outside /etc): served the same way.
+    ("$GIT_CONFIG_GLOBAL", "gitconfig", "git's global config moved by GIT_CONFIG_GLOBAL"),
+    ("$GIT_CONFIG_SYSTEM", "gitconfig", "git's system config moved outside /etc"),
 )
 
-_XDG = {"@config": ("XDG_CONFIG_HOME", ".config"), "@data": ("XDG_DATA_HOME", ".local/share")}
+# XDG base dirs that can lie outside the home (XDG_CONFIG_HOME=/srv/me/cfg): masked
+# like a home, with the allowlist's @config/@data rows bound back into them.
+XDG_MASKED = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
+
+_XDG = {"@config": ("XDG_CONFIG_HOME", ".config"), "@data": ("XDG_DATA_HOME", ".local/share"),
+        "@state": ("XDG_STATE_HOME", ".local/state")}
 
 
-def expand(template: str, home: str, xdg) -> str:
+def expand(template: str, home: str, xdg) -> str | None:
     head, _, rest = template.partition("/")
+    if head.startswith("$"):
+        value = dict(xdg).get(head[1:], "")
+        value = posixpath.normpath(value) if value.startswith("/") else ""
+        if not value or (head == "$GIT_CONFIG_SYSTEM" and value.startswith("/etc/")):
+            return None
+        return value
     if head == "~":
         return posixpath.normpath(posixpath.join(home, rest))
     var, default = _XDG[head]
@@ -81,6 +118,7 @@ def expand(template: str, home: str, xdg) -> str:
 def rows(home: str, xdg, extra: tuple[str, ...] = ()) -> list[tuple[str, str]]:
     """(absolute path or glob, kind) of the allowlist plus a profile's read_allow."""
     out = [(expand(t, home, xdg), kind) for t, kind, _ in HOME_ALLOW]
+    out = [(p, kind) for p, kind in out if p is not None]
     out += [(p, "bind") for p in extra]
     return out
 
@@ -101,15 +139,26 @@ def home_ops(host, extra: tuple[str, ...], ws_real: str | None, roots: list[str]
 
     Both ``$HOME`` and the account's home from the password database are masked
     when they differ: a run started with another ``HOME`` must not leave the real
-    one readable. ``mask``: the profile masks the home. Sanitized copies are served
+    one readable; so is each XDG base dir of ``XDG_MASKED`` that lies outside
+    them. ``mask``: the profile masks the home. Sanitized copies are served
     either way (a raw ~/.gitconfig shows its credential helpers in any profile)."""
     ops: list = []
     masked: list[str] = []
     visible: list[str] = []
-    for i, home in enumerate((host.home,) + tuple(getattr(host, "other_homes", ()))):
+    homes = (host.home,) + tuple(getattr(host, "other_homes", ()))
+    covers = roots + ([ws_real] if ws_real else [])
+    bases: list[str] = []
+    for home in (_xdg_dirs(host, homes) if mask else []):
         fact = host.path(home)
-        covering = [r for r in roots + ([ws_real] if ws_real else [])
-                    if _inside(home, r) or _inside(fact.real, r)]
+        if fact.kind != "dir" or fact.real in _SYSTEM or home in _SYSTEM or any(
+                _inside(home, r) or _inside(fact.real, r) for r in covers):
+            continue
+        ops.append(Tmpfs(fact.real))
+        masked += list(dict.fromkeys((home, fact.real)))
+        bases += [home, fact.real]
+    for i, home in enumerate(homes):
+        fact = host.path(home)
+        covering = [r for r in covers if _inside(home, r) or _inside(fact.real, r)]
         this = mask
         if this and covering:
             notes.append(Note("RF650", f"the home {home} lies inside the writable root "
@@ -122,13 +171,40 @@ def home_ops(host, extra: tuple[str, ...], ws_real: str | None, roots: list[str]
             ops.append(Tmpfs(fact.real))
             masked += list(dict.fromkeys((home, fact.real)))
         xdg = getattr(host, "xdg", ()) if i == 0 else ()
-        ops += _allowed(host, home, xdg, extra if i == 0 else (), this, notes, visible)
+        here = bases + ([home, fact.real] if this else [])
+        ops += _allowed(host, home, xdg, extra if i == 0 else (), here, this, notes,
+                        visible)
     return ops, masked, visible
 
 
-def _allowed(host, home: str, xdg, extra, mask: bool, notes: list[Note],
-             visible: list[str]) -> list:
+def _xdg_dirs(host, homes) -> list[str]:
+    """The XDG_MASKED dirs of the run's environment that lie outside every home."""
+    out = []
+    for var, value in getattr(host, "xdg", ()):
+        if var in XDG_MASKED and value.startswith("/"):
+            value = posixpath.normpath(value)
+            if not any(_inside(value, h) or _inside(value, host.path(h).real)
+                       for h in homes if h in host.paths):
+                out.append(value)
+    return list(dict.fromkeys(out))
+
+
+def _all_homes(host) -> list[str]:
+    out = []
+    for h in (host.home,) + tuple(getattr(host, "other_homes", ())):
+        out.append(h)
+        if h in host.paths:
+            out.append(host.path(h).real)
+    return out
+
+
+def _allowed(host, home: str, xdg, extra, bases: list[str], home_masked: bool,
+             notes: list[Note], visible: list[str]) -> list:
+    """``bases``: the masked dirs (as written and real) this home's rows bind into;
+    ``home_masked``: this home is masked (its rows are bound wherever they are)."""
     ops: list = []
+    homes = _all_homes(host) + bases
+    reals = None
     for path, kind in rows(home, xdg, extra):
         found = host.globs.get(path, ()) if any(c in path for c in "*?[") else (path,)
         for p in found:
@@ -136,14 +212,17 @@ def _allowed(host, home: str, xdg, extra, mask: bool, notes: list[Note],
             if f.kind == "missing":
                 continue
             if kind == "bind":
-                if not mask:
-                    continue
-                # Never through a link out of the allowed place: a ~/.local/bin that
-                # links to ~/.ssh must not bind the keys back in.
-                home_real = host.path(home).real
-                if f.real != p and (_inside(f.real, home) or _inside(f.real, home_real)) \
-                        and not any(_inside(f.real, r) for r in _allowed_reals(host, home)):
-                    notes.append(Note("RF651", f"{p} links to {f.real}; not made readable"))
+                if not home_masked and not any(_inside(p, b) for b in bases):
+                    continue            # not under a masked dir: already visible as is
+                # Never through a link out of the allowed place into ANY home (or a
+                # masked XDG dir): a ~/.local/bin that links to ~/.ssh, or to the
+                # account's real home, must not bind the keys back in.
+                if reals is None:
+                    reals = _allowed_reals(host, home)
+                if f.real != p and any(_inside(f.real, h) for h in homes) \
+                        and not any(_inside(f.real, r) for r in reals):
+                    notes.append(Note("RF651", f"{p} links to {f.real}, inside a home; "
+                                      "not made readable"))
                     continue
                 ops.append(RoBind(f.real, p))
                 visible.append(p)
@@ -170,7 +249,9 @@ def _allowed_reals(host, home: str) -> list[str]:
 
 
 def wanted(host, extra: tuple[str, ...]) -> list[str]:
-    out = [host.home] + [p for p, _ in rows(host.home, getattr(host, "xdg", ()), extra)]
+    xdg = getattr(host, "xdg", ())
+    out = [host.home] + [p for p, _ in rows(host.home, xdg, extra)]
+    out += [posixpath.normpath(v) for var, v in xdg if var in XDG_MASKED and v.startswith("/")]
     for home in getattr(host, "other_homes", ()):
         out += [home] + [p for p, _ in rows(home, ())]
     return out

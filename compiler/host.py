@@ -91,7 +91,8 @@ class HostFacts:
     # (variable, absolute path it names, the file holds PEM certificates only) for
     # each CA variable of the run's environment (CA_VARS).
     ca_files: tuple[tuple[str, str, bool], ...] = ()
-    # XDG base dirs of the run's environment ((var, value) pairs) and the one table
+    # XDG base dirs and GIT_CONFIG_GLOBAL/SYSTEM of the run's environment ((var,
+    # value) pairs; compiler/homemask.py masks and serves them) and the one table
     # of credential locations expanded for this home and environment
     # (rfcore/credentials.py): masked wherever the sandbox could still see them.
     xdg: tuple[tuple[str, str], ...] = ()
@@ -172,17 +173,28 @@ def path_fact(p: str) -> PathFact:
 
 
 def expand_glob(pattern: str) -> tuple[str, ...]:
-    head, _, last = pattern.rpartition("/")
-    if head and not any(c in head for c in "*?[") and "**" not in last:
-        # One wildcard component (the home allowlist's ~/.local/lib/python*): a
-        # listing, without loading glob on every run.
+    if "**" not in pattern:
+        # Wildcards in path components (the home allowlist's ~/.local/lib/python*,
+        # ~/.nvm/versions/node/*/etc/npmrc): listings, without loading glob on
+        # every run.
         import fnmatch
 
-        try:
-            names = os.listdir(head or "/")
-        except OSError:
-            return ()
-        return tuple(sorted(f"{head}/{n}" for n in names if fnmatch.fnmatchcase(n, last)))
+        found = [""]
+        for part in pattern.strip("/").split("/"):
+            nxt = []
+            for base in found:
+                if not any(c in part for c in "*?["):
+                    p = f"{base}/{part}"
+                    if os.path.lexists(p):
+                        nxt.append(p)
+                    continue
+                try:
+                    names = os.listdir(base or "/")
+                except OSError:
+                    continue
+                nxt += [f"{base}/{n}" for n in names if fnmatch.fnmatchcase(n, part)]
+            found = nxt
+        return tuple(sorted(found))
     import glob
 
     # include_hidden: a read-deny of "**/.env*" must see dot directories too.
@@ -314,8 +326,9 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
         bwrap=bwrap, env_names=tuple(sorted(env)), ca_files=ca_files(env),
         private_dirs=private_dirs(env), mask_cache=pattern_cache_dir(env),
         tooling_default=tooling_dir(env),
-        xdg=tuple((v, env[v]) for v in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME")
-                  if env.get(v)),
+        xdg=tuple((v, env[v]) for v in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME",
+                                         "XDG_STATE_HOME", "GIT_CONFIG_GLOBAL",
+                                         "GIT_CONFIG_SYSTEM") if env.get(v)),
         credential_paths=tuple(dict.fromkeys(
             [p for p, _ in credentials.locations(os.path.abspath(home), env)]
             + [p for h in others for p, _ in credentials.locations(h, {})])),

@@ -28,8 +28,36 @@ def strip_userinfo(text: str) -> str:
     return re.sub(_USERINFO, r"\1", text)
 
 
+_URL = r"(?i)\b[a-z][a-z0-9+.-]*://[^\s\"'<>]+"
+# Query keys that carry a credential (?token=, ?access_token=, ?auth=, ?key=...).
+_QUERY_KEY = r"(?i)^(?:.*[_-])?(?:token|auth|key|apikey|password|passwd|secret|sig|signature)$"
+
+
+def _token_like(part: str) -> bool:
+    """A path segment shaped like a generated token: long, letters and digits,
+    no word separators a package or directory name has (``my-internal-index``)."""
+    return (len(part) >= 16 and re.fullmatch(r"[A-Za-z0-9_]+", part) is not None
+            and re.search(r"[0-9]", part) is not None and re.search(r"[A-Za-z]", part) is not None)
+
+
+def url_holds_secret(text: str) -> bool:
+    """Whether a URL in ``text`` carries a token in its path (Gemfury's
+    ``https://pypi.fury.io/TOKEN/user/``) or its query (``?token=``)."""
+    for url in re.findall(_URL, text):
+        rest = url.split("://", 1)[1]
+        path, _, query = rest.partition("?")
+        segments = path.split("/")[1:]
+        if any(_token_like(seg) for seg in segments):
+            return True
+        for pair in re.split(r"[&;]", query.split("#", 1)[0]):
+            key = pair.split("=", 1)[0]
+            if key and re.match(_QUERY_KEY, key):
+                return True
+    return False
+
+
 def _clean_lines(lines) -> str:
-    out = [ln for ln in lines if not value_looks_like_credential(ln)]
+    out = [ln for ln in lines if not value_looks_like_credential(ln) and not url_holds_secret(ln)]
     return "".join(out)
 
 
@@ -59,7 +87,8 @@ def gitconfig(text: str) -> str:
             # A credential section, or any section named by a URL with user info
             # ([url "https://TOKEN@host/"], [http "https://u:p@host"]): dropped whole.
             skip = name == "credential" or (name == "url" and "@" in header) or \
-                bool(re.search(_USERINFO, header)) or not name
+                bool(re.search(_USERINFO, header)) or not name or url_holds_secret(header) \
+                or value_looks_like_credential(header)
             rest = stripped[end + 1:] if end > 0 else ""
             if skip:
                 continue

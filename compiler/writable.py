@@ -2,8 +2,11 @@
 
 `ringfence run` and `ringfence profile compile … --format srt|seatbelt|claude-code|bwrap|json`
 both turn ``{workspace}`` into a writable root. A workspace that does not exist
-(RF609), or that is ``/`` or contains the home directory (RF616), is refused in
-both, so an export can never say ``allowWrite: ["/"]`` where `run` would refuse.
+(RF609), or that is ``/`` or contains a home directory (``$HOME`` or the account's
+home in the password database; RF616) is refused in both, in every sandboxed
+profile (read-only too: Observe at ``~`` would show every secret the credential
+table does not name), so an export can never say ``allowWrite: ["/"]`` where
+`run` would refuse.
 """
 
 from __future__ import annotations
@@ -21,19 +24,36 @@ def refuse_unusable_workspace(profile: Profile, workspace: str, home: str, *,
     if not os.path.isdir(workspace):
         raise error(f"workspace {workspace} is not an existing directory; {action} (RF609)",
                     hint="pass --workspace DIR with a directory that exists")
-    if not profile.sandbox or "{workspace}" not in profile.filesystem.writable:
+    if not profile.sandbox:
         return
-    real, home = os.path.realpath(workspace), os.path.realpath(home)
-    if real == "/" or home == real or home.startswith(real.rstrip("/") + "/"):
-        raise error(f"workspace {workspace} is / or contains your home directory "
-                    f"({home}); refusing to make it writable; {action} (RF616)",
-                    hint="run from the project directory or pass --workspace DIR")
+    real = os.path.realpath(workspace)
+    for h in _homes(home):
+        if real == "/" or h == real or h.startswith(real.rstrip("/") + "/"):
+            raise error(f"workspace {workspace} is / or contains a home directory ({h}); "
+                        f"a sandbox would see (or write) the whole home, not just the "
+                        f"credential table's files; {action} (RF616)",
+                        hint="run from the project directory or pass --workspace DIR")
+    if "{workspace}" not in profile.filesystem.writable:
+        return
     system = _system_dir(real)
     if system:
         raise error(f"workspace {workspace} is the system directory {system} (or inside "
                     f"it), whose files the host runs or obeys; refusing to make it "
                     f"writable; {action} (RF616)",
                     hint="run from the project directory or pass --workspace DIR")
+
+
+def _homes(home: str) -> list[str]:
+    """$HOME and the account's home from the password database (compiler/host.py's
+    ``other_homes``): a run with HOME pointing elsewhere must not get the real one."""
+    import pwd
+
+    out = [os.path.realpath(home)]
+    try:
+        out.append(os.path.realpath(pwd.getpwuid(os.getuid()).pw_dir))
+    except KeyError:
+        pass
+    return [h for h in dict.fromkeys(out) if h and h != "/"]
 
 
 # The host's own directories (issue 23): what the machine executes (/usr, /bin, /lib,

@@ -24,7 +24,8 @@ import os
 import re
 
 # (location, what it holds, variables that move it). A variable that names a
-# directory is given as "VAR/" plus the file inside it, e.g. "CODEX_HOME/auth.json".
+# directory is given as "VAR/" plus the file inside it, e.g. "CODEX_HOME/auth.json";
+# the whole directory it names is then a location (see _TOOLCHAIN_HOMES).
 LOCATIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     # coding agents' own tokens
     ("~/.claude/.credentials.json", "Claude Code OAuth token", ("CLAUDE_CONFIG_DIR/.credentials.json",)),
@@ -33,24 +34,37 @@ LOCATIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("@config/github-copilot", "GitHub Copilot OAuth tokens", ()),
     ("~/.gemini/oauth_creds.json", "Gemini CLI OAuth token", ()),
     ("~/.gemini/.env", "Gemini CLI API key", ()),
+    ("@data/opencode", "opencode auth.json (provider keys)", ()),
+    ("~/.continue", "Continue config (provider keys)", ()),
     # clouds
     ("~/.aws", "AWS keys and SSO cache", ("AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE")),
     ("@config/gcloud", "Google Cloud tokens", ("CLOUDSDK_CONFIG",)),
     ("~/.azure", "Azure CLI tokens", ("AZURE_CONFIG_DIR",)),
     ("~/.kube", "Kubernetes cluster credentials", ("KUBECONFIG",)),
     ("~/.oci", "Oracle Cloud keys", ()),
+    ("~/.s3cfg", "s3cmd keys", ()),
+    ("~/.boto", "boto / gsutil keys", ("BOTO_CONFIG",)),
+    ("~/.pulumi", "Pulumi access token", ("PULUMI_HOME",)),
+    ("~/.databrickscfg", "Databricks tokens", ("DATABRICKS_CONFIG_FILE",)),
+    ("@config/configstore/firebase-tools.json", "Firebase CLI tokens", ()),
+    ("@config/helm", "Helm repository passwords and registry logins", ("HELM_CONFIG_HOME",)),
+    ("~/.fly", "Fly.io token", ("FLY_CONFIG_DIR",)),
+    ("~/.wrangler", "Cloudflare wrangler OAuth token", ()),
+    ("@config/.wrangler", "Cloudflare wrangler OAuth token", ()),
     ("@config/doctl", "DigitalOcean token", ()),
     ("~/.terraform.d/credentials.tfrc.json", "Terraform Cloud token", ()),
     ("~/.terraformrc", "Terraform CLI config (credentials blocks)", ("TF_CLI_CONFIG_FILE",)),
     ("@cache/huggingface/token", "Hugging Face token", ("HF_HOME/token", "HF_TOKEN_PATH")),
     # package registries
     ("~/.docker/config.json", "container registry auths", ("DOCKER_CONFIG/config.json",)),
+    ("~/.docker/contexts", "Docker contexts (remote hosts, TLS keys)", ("DOCKER_CONFIG/contexts",)),
     ("@config/containers/auth.json", "podman registry auths", ("REGISTRY_AUTH_FILE",)),
     ("~/.npmrc", "npm registry tokens", ("NPM_CONFIG_USERCONFIG", "npm_config_userconfig")),
     ("~/.yarnrc.yml", "yarn npmAuthToken", ()),
     ("~/.pypirc", "PyPI upload tokens", ()),
     ("@config/pip/pip.conf", "pip index URLs with tokens", ("PIP_CONFIG_FILE",)),
     ("~/.pip/pip.conf", "pip index URLs with tokens", ()),
+    ("@config/uv/uv.toml", "uv index URLs with tokens", ("UV_CONFIG_FILE",)),
     ("~/.cargo/credentials", "crates.io token", ("CARGO_HOME/credentials",)),
     ("~/.cargo/credentials.toml", "crates.io token", ("CARGO_HOME/credentials.toml",)),
     ("~/.gem/credentials", "RubyGems API key", ()),
@@ -70,6 +84,7 @@ LOCATIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     # version control
     ("~/.ssh", "SSH keys", ()),
     ("~/.git-credentials", "git credential store", ()),
+    ("~/.gitcookies", "git http cookies (Gerrit, googlesource)", ()),
     ("@config/git/credentials", "git credential store", ()),
     ("@config/gh", "GitHub CLI token", ("GH_CONFIG_DIR",)),
     ("@config/hub", "hub token", ()),
@@ -101,6 +116,7 @@ LOCATIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("~/.zhistory", "zsh history", ()),
     ("@data/fish/fish_history", "fish history", ()),
     ("~/.python_history", "Python REPL history", ("PYTHON_HISTORY",)),
+    ("~/.ipython/profile_default/history.sqlite", "IPython history", ("IPYTHONDIR/profile_default/history.sqlite",)),
     ("~/.node_repl_history", "Node REPL history", ("NODE_REPL_HISTORY",)),
     ("~/.psql_history", "psql history", ("PSQL_HISTORY",)),
     ("~/.mysql_history", "mysql history", ("MYSQL_HISTFILE",)),
@@ -128,12 +144,23 @@ def _expand(template: str, home: str, env) -> str:
     return os.path.normpath(os.path.join(_base(head, home, env), rest))
 
 
+# A variable naming a directory moves a whole tool's config (CLAUDE_CONFIG_DIR,
+# CODEX_HOME, DOCKER_CONFIG): that whole directory is a location, not only the one
+# file the row names (a tool keeps tokens in more than one file). Except these,
+# which name a toolchain's home (CARGO_HOME=/usr/local/cargo holds cargo itself;
+# HF_HOME holds the model cache): there only the named file is a location.
+_TOOLCHAIN_HOMES = frozenset({"CARGO_HOME", "GRADLE_USER_HOME", "HF_HOME", "COMPOSER_HOME",
+                              "IPYTHONDIR"})
+
+
 def _overrides(names: tuple[str, ...], env) -> list[str]:
     out = []
     for spec in names:
         var, _, inner = spec.partition("/")
+        if var not in _TOOLCHAIN_HOMES:
+            inner = ""
         for value in env.get(var, "").split(":") if var == "KUBECONFIG" else [env.get(var, "")]:
-            if value.startswith("/"):
+            if value.startswith("/") and os.path.normpath(value) != "/":
                 out.append(os.path.normpath(os.path.join(value, inner) if inner else value))
     return out
 
@@ -145,7 +172,8 @@ def locations(home: str, env) -> list[tuple[str, str]]:
     for template, what, names in LOCATIONS:
         out.setdefault(_expand(template, home, env), what)
         for path in _overrides(names, env):
-            out.setdefault(path, what)
+            if not (home == path or home.startswith(path.rstrip("/") + "/")):
+                out.setdefault(path, what)      # never the home itself, nor /
     return list(out.items())
 
 
@@ -201,6 +229,10 @@ _VALUE = (
     r"|\bAIza[0-9A-Za-z_-]{35}|\b[rs]k_live_[0-9A-Za-z]{20,}"          # Google, Stripe
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
     r"|[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@"                 # URL with a password
+    r"|[A-Za-z][A-Za-z0-9+.-]*://(?=[^/\s:@]*[0-9])[A-Za-z0-9_.~-]{20,}@"  # a token as URL user
+    r"|\bya29\.[0-9A-Za-z_-]{20,}"                                     # Google OAuth access
+    r"|(?i:(?:token|secret|passw(?:or)?d|authorization|auth_?token|api[_-]?key|bearer)[\"']?\s*[:= ]\s*"
+    r"[\"']?(?:token |bearer |basic )?)[0-9a-fA-F]{40}\b"               # 40-hex after a key
 )
 
 

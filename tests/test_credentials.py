@@ -15,14 +15,20 @@ def test_table_honours_xdg_and_tool_overrides():
            "KUBECONFIG": "/k/a:/k/b", "AWS_SHARED_CREDENTIALS_FILE": "/aws/creds",
            "HISTFILE": "/h/hist", "DOCKER_CONFIG": "/dk"}
     paths = dict(locations("/home/u", env))
-    for p in ("/cfg/gh", "/cfg/github-copilot", "/data/keyrings", "/cx/auth.json", "/k/a",
-              "/k/b", "/aws/creds", "/h/hist", "/dk/config.json", "/home/u/.ssh",
+    for p in ("/cfg/gh", "/cfg/github-copilot", "/data/keyrings", "/cx", "/k/a",
+              "/k/b", "/aws/creds", "/h/hist", "/dk", "/cfg/uv/uv.toml", "/home/u/.ssh",
               "/home/u/.claude/.credentials.json", "/home/u/.vault-token", "/home/u/.pgpass",
               "/home/u/.m2/settings.xml", "/home/u/.gradle/gradle.properties",
               "/cfg/composer/auth.json", "/cfg/rclone/rclone.conf", "/home/u/.env",
               "/home/u/.bash_history", "/home/u/.python_history", "/cfg/sops/age/keys.txt"):
         assert p in paths, p
     assert "/home/u/.config/gh" not in paths            # moved by XDG_CONFIG_HOME
+    # a variable naming a tool's config dir masks all of it; a toolchain home only
+    # the named file (CARGO_HOME holds cargo itself); never the home or / itself
+    more = dict(locations("/home/u", {"CARGO_HOME": "/usr/local/cargo", "CLAUDE_CONFIG_DIR":
+                                      "/home/u", "CODEX_HOME": "/"}))
+    assert "/usr/local/cargo/credentials.toml" in more and "/usr/local/cargo" not in more
+    assert "/home/u" not in more and "/" not in more
     assert "~/.config/gh" in export_paths({}) and "~/.codex/auth.json" in export_paths({})
     assert is_credential_path("/home/u/.config", "/home/u", {})      # holds gh, gcloud...
     assert not is_credential_path("/home/u/.config/nvim", "/home/u", {})

@@ -194,12 +194,15 @@ RULES: tuple[Rule, ...] = (
         status="retired"),
     Rule(
         code="RF616", name="workspace-too-broad",
-        summary="the workspace is / or contains the home directory; nothing was run",
+        summary="the workspace is / or contains a home directory; nothing was run",
         explanation=(
-            "The workspace becomes writable. When it is the root directory or contains "
-            "the user's home, that would make shell rc files, ~/.local/bin, autostart "
-            "entries and every other project writable too: far more than the project "
-            "an agent works on. ringfence refuses (exit 125); pick the project "
+            "The workspace is bound into the sandbox (writable in most profiles). When it "
+            "is the root directory or contains a home ($HOME, or the account's home in "
+            "the password database when HOME points elsewhere), that would show every "
+            "secret of the home the credential table does not name, even read-only "
+            "(Observe), and make shell rc files, ~/.local/bin and autostart entries "
+            "writable: far more than the project an agent works on. ringfence refuses in "
+            "every sandboxed profile (exit 125; exports exit 2); pick the project "
             "directory as the workspace."),
         bad='ringfence run -p strict -w "$HOME" -- true',
         good="ringfence run -p strict -w . -- true"),
@@ -321,11 +324,12 @@ RULES: tuple[Rule, ...] = (
               'ringfence run -p "$HOME/../narrow.toml" -- true')),
     Rule(
         code="RF651", name="allowed-home-path-links-elsewhere",
-        summary="an allowlisted home path links to another part of the home; not made readable",
+        summary="an allowlisted home path links into a home; not made readable",
         explanation=(
             "The masked home lets toolchain paths through (`~/.local/bin`, `~/.rustup`, "
-            "...). Such a path that is a symbolic link into another part of the home "
-            "(`~/.local/bin -> ~/.ssh`) would bind that part back in: it is skipped, and "
+            "...). Such a path that is a symbolic link into another part of any home, the "
+            "account's password-database home included (`~/.local/bin -> ~/.ssh`), "
+            "would bind that part back in: it is skipped, and "
             "the note names it. A link to another allowed path, or out of the home, is "
             "fine."),
         bad=('mkdir -p "$HOME/.local" "$HOME/private"; ln -s "$HOME/private" '
@@ -333,13 +337,18 @@ RULES: tuple[Rule, ...] = (
         good='mkdir -p "$HOME/.local/bin"; ringfence run -p build -- true'),
     Rule(
         code="RF652", name="credential-source-unreadable",
-        summary="a brokered credential's source gave no value; nothing was run",
+        summary="a brokered credential's source gave no value, or lies where a sandbox "
+                "writes; nothing was run",
         explanation=(
             "A `[[credentials]]` entry is read on the host when the run starts (`env:NAME` "
             "from ringfence's environment, `file:PATH`, or the output of `command:CMD`, "
             "run without a shell). An unset variable, a missing file, a failing command or "
             "an empty or multi-line value means the task would run without the credential "
-            "it was promised: ringfence refuses to run (exit 125) and names the source."),
+            "it was promised: ringfence refuses to run (exit 125) and names the source. "
+            "Nothing of a source may come from where a sandbox writes: a command runs "
+            "from /, with PYTHONSAFEPATH=1 and a PATH without relative entries or entries "
+            "in the workspace or a writable root; a program, an argument naming a path, or "
+            "a file: source inside the workspace or a writable root is refused."),
         bad=PROF + 'ringfence run -p "$HOME/../c.toml" -- true',
         good=PROF + 'RF_T=tok-0123 ringfence run -p "$HOME/../c.toml" -- true'),
     Rule(
@@ -350,8 +359,11 @@ RULES: tuple[Rule, ...] = (
             "anywhere by ringfence. After the run, ringfence looks for its value in every "
             "file the run wrote: one in the workspace is held in the stage for a person "
             "(`ringfence approve RUN_ID` shows it), one in another writable root (the "
-            "tooling dir) is removed. The ledger never keeps the value either: output "
-            "tails are redacted."),
+            "tooling dir) is removed. It is looked for raw, reversed, hex, base64 (any "
+            "alignment, standard and URL-safe) and inside gzip and zlib data (git loose "
+            "objects); a file with more data than the scan reads counts as a hit. The "
+            "ledger never keeps the value either (output tails are redacted), and the "
+            "live output shows it as [brokered credential]."),
         bad=(PROF + "RF_T=tok-0123 ringfence run -p \"$HOME/../c.toml\" -c \"printf "
              "'protocol=https\\nhost=github.com\\n\\n' | "
              "/run/ringfence/git-credential-ringfence get > leak.txt\""),
