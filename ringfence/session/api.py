@@ -297,6 +297,8 @@ def reported_state(run) -> str:
 
 
 def _exit(run) -> int:
+    if run.state == "denied":
+        return 77                   # SPEC: denied; a person's deny appends no exit code
     code = run.result("exit_code")
     return int(code) if code is not None else (75 if run.state == "waiting_for_approval"
                                                else 125)
