@@ -64,15 +64,17 @@ def build(session) -> MCPServer:
         except RingfenceError as exc:
             return _error(exc)
         if r.waiting and forms_allowed and _can_elicit(ctx):
+            grantable = _grantable(session, r.approval_id)
             if _modern(ctx):
                 return InputRequiredResult(
-                    input_requests={"decision": ElicitRequest(params=_form(r))},
+                    input_requests={"decision": ElicitRequest(params=_form(r, grantable))},
                     request_state=r.approval_id)
             answer = await ctx.session.elicit_form(
-                message=words.form_message(r), requested_schema=words.DECISION_SCHEMA,
+                message=words.form_message(r),
+                requested_schema=words.decision_schema(grantable),
                 related_request_id=ctx.request_id)
-            return await _decide(session, ctx, r, words.parse_answer(answer.action,
-                                                                     answer.content))
+            return await _decide(session, ctx, r, words.parse_answer(
+                answer.action, answer.content, grantable))
         return _tool_result(r)
 
     async def await_approval(approval_id: str, ctx: Context) -> CallToolResult:
@@ -130,7 +132,8 @@ async def _answered(session, ctx) -> CallToolResult:
     if not r.waiting:
         return _tool_result(r)
     return await _decide(session, ctx, r, words.parse_answer(
-        getattr(answer, "action", None), getattr(answer, "content", None)))
+        getattr(answer, "action", None), getattr(answer, "content", None),
+        _grantable(session, approval_id)))
 
 
 async def _decide(session, ctx, r, decision: str) -> CallToolResult:
@@ -203,9 +206,15 @@ def _modern(ctx) -> bool:
     return bool(version) and is_version_at_least(version, _MODERN)
 
 
-def _form(r) -> ElicitRequestFormParams:
+def _grantable(session, approval_id) -> bool:
+    from ringfence import approvals as ap
+
+    return ap.get(session.ledger(), approval_id).grantable
+
+
+def _form(r, grantable: bool) -> ElicitRequestFormParams:
     return ElicitRequestFormParams(message=words.form_message(r),
-                                   requested_schema=words.DECISION_SCHEMA)
+                                   requested_schema=words.decision_schema(grantable))
 
 
 def _tool_result(r, asked: bool = False) -> CallToolResult:

@@ -98,25 +98,36 @@ FORM_MESSAGE = ("An agent asks to run this command{where} under ringfence profil
                 "once = run it this time; session = also allow it for this session; "
                 "deny = refuse it.")
 
-DECISION_SCHEMA = {
-    "type": "object",
-    "properties": {"decision": {"type": "string", "title": "Decision",
-                                "enum": ["once", "session", "deny"],
-                                "description": "once | session | deny"}},
-    "required": ["decision"],
-}
 
 
 def form_message(r) -> str:
+    from ringfence.govern_records import safe
+
+    # The command is the agent's text: its newlines and control characters are shown
+    # escaped, so it cannot draw a fake "this is safe" paragraph into the form.
     where = " on the host" if r.where == "host" else ""
-    return FORM_MESSAGE.format(where=where, profile=r.profile, command=r.command,
-                               reasons="; ".join(r.reasons) or "a profile rule asks")
+    return FORM_MESSAGE.format(where=where, profile=r.profile, command=safe(r.command),
+                               reasons=safe("; ".join(r.reasons) or "a profile rule asks"))
 
 
-def parse_answer(action: str | None, content) -> str:
-    """The form's answer; anything but an accepted once/session is deny. A form never
-    grants ``always``: a standing grant is given in a terminal, on purpose."""
+def choices(grantable: bool) -> tuple[str, ...]:
+    """A one-time request takes no standing grant: its form offers once | deny."""
+    return ("once", "session", "deny") if grantable else ("once", "deny")
+
+
+def decision_schema(grantable: bool) -> dict:
+    options = list(choices(grantable))
+    return {"type": "object",
+            "properties": {"decision": {"type": "string", "title": "Decision",
+                                        "enum": options,
+                                        "description": " | ".join(options)}},
+            "required": ["decision"]}
+
+
+def parse_answer(action: str | None, content, grantable: bool = True) -> str:
+    """The form's answer; anything but an accepted choice it offered is deny. A form
+    never grants ``always``: a standing grant is given in a terminal, on purpose."""
     if action != "accept" or not isinstance(content, dict):
         return "deny"
     value = content.get("decision")
-    return value if value in ("once", "session") else "deny"
+    return value if value in choices(grantable) and value != "deny" else "deny"

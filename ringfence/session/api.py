@@ -92,8 +92,7 @@ class Session:
             raise UsageError("empty command", hint="Session.run('CMD')")
         req = Request(profile=self.profile, command=command, workspace=self.workspace,
                       cwd=self.cwd(cwd), session=self.session,
-                      timeout=timeout if timeout is not None else self.timeout,
-                      interactive=False)
+                      timeout=self._timeout(timeout), interactive=False)
         streams = Notes(self.output_cap, on_output or self.on_output)
         token = cancel or CancelToken()
         handle = activate(token)
@@ -220,6 +219,17 @@ class Session:
         out = verdict.to_json()
         out.update(profile=self.profile.name, decision=d.decision, reasons=list(d.reasons))
         return out
+
+    def _timeout(self, timeout: float | None) -> float | None:
+        """A caller's timeout may shorten the profile's wall-clock limit, never lengthen
+        it: an agent passing timeout=1e9 must not outlive the limit a person set."""
+        asked = timeout if timeout is not None else self.timeout
+        if asked is None:
+            return None
+        if not isinstance(asked, (int, float)) or asked != asked or asked <= 0:
+            raise UsageError(f"timeout must be a positive number of seconds, not {asked!r}")
+        limit = self.profile.limits.timeout
+        return min(float(asked), limit) if limit else float(asked)
 
     def cwd(self, cwd: str | None) -> str:
         """A working directory inside the workspace (default: the workspace itself)."""

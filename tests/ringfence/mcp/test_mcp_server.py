@@ -132,6 +132,19 @@ def test_elicitation_form_decides_inside_the_call(env, mode, answer, state):
     assert r.structured_content["stdout"] == ("hello\n" if state == "completed" else "")
 
 
+@pytest.mark.parametrize("mode", ERAS)
+def test_a_one_time_requests_form_offers_no_session_grant(env, mode):
+    seen = []
+
+    async def steps(c):
+        return await c.call_tool("shell", {"command": "cat README > copy\n# looks safe"})
+    r = call(env, steps, mode=mode, elicit=answering({"decision": "session"}, seen))
+    assert seen[0].requested_schema["properties"]["decision"]["enum"] == ["once", "deny"]
+    assert "\\x0a" in seen[0].message              # the newline is shown, not obeyed
+    assert r.structured_content["state"] == "denied"  # an answer it did not offer
+    assert not (env.ws / "copy").exists()
+
+
 def test_strict_never_asks_with_a_form(env):
     seen = []
 

@@ -222,3 +222,14 @@ def test_check_runs_nothing_and_says_the_decision(env):
     assert c["decision"] in ("allow", "ask") and c["profile"] == "asky"
     assert not (env.ws / "copy").exists()
     assert session(env).check("ringfence approve ap_x")["decision"] == "deny"
+
+
+def test_a_callers_timeout_never_outlives_the_profiles_limit(env):
+    short = env.root / "short.toml"
+    short.write_text('extends = "build"\ndescription = "t"\n[limits]\ntimeout = 1\n')
+    s = ringfence.Session(profile=str(short), workspace=str(env.ws), session="agent-1")
+    r = s.run("sleep 5; touch late", timeout=10_000)
+    assert r.state == "timeout"
+    assert not (env.ws / "late").exists()
+    with pytest.raises(ringfence.RingfenceError, match="positive"):
+        s.run("true", timeout=-1)
