@@ -165,7 +165,10 @@ class Session:
             now = ap.get(led, a.id)
             if now.status == "pending":
                 raise                       # refused: command, directory or profile changed
-            return self._settled(now, wait)   # another caller claimed it first
+            # Another caller claimed it first: wait for its run (a dead one reads as
+            # aborted), then return the output it stored. Nothing runs twice.
+            limit = self.profile.limits.timeout or 3600
+            return self._settled(now, max(wait, limit + 60))
         finally:
             deactivate(handle)
             self._inflight.pop(a.run_id, None)
