@@ -13,7 +13,8 @@ import typer
 from . import options
 
 
-def start(profile: Optional[str], workspace: Optional[str], session: Optional[str]) -> int:
+def start(profile: Optional[str], workspace: Optional[str], session: Optional[str],
+          forms: bool = True) -> int:
     from ringfence.ledger import new_id
     from ringfence.rfcore.errors import UsageError
     from ringfence.rfcore.workspace import find_workspace
@@ -29,7 +30,7 @@ def start(profile: Optional[str], workspace: Optional[str], session: Optional[st
     # A named session (not a per-process one): a person's `session` decision on a
     # form grants for this server's life, and its requests show under this name.
     name = session or os.environ.get("RINGFENCE_SESSION") or new_id("mcp-")
-    return serve(Session(profile=profile, workspace=ws, session=name))
+    return serve(Session(profile=profile, workspace=ws, session=name), forms=forms)
 
 
 def register(app: typer.Typer) -> None:
@@ -39,7 +40,12 @@ def register(app: typer.Typer) -> None:
                 "Workspace the agent works in (default: the git root, else the cwd)."),
             session: Optional[str] = options.session(
                 "Session name for grants and the ledger (default: RINGFENCE_SESSION, "
-                "else a fresh mcp-… name).")) -> None:
+                "else a fresh mcp-… name)."),
+            no_forms: bool = typer.Option(
+                False, "--no-forms",
+                help="Never ask by an approval form (for a client that may answer forms "
+                     "without a person); every approval goes through "
+                     "`ringfence approve ID --defer`.")) -> None:
         """Serve MCP over stdio: tools shell, check and await_approval on a Session.
 
         Approvals are a person's: a form inside the call where the client supports
@@ -47,4 +53,4 @@ def register(app: typer.Typer) -> None:
 
         Example: ringfence mcp --profile build --workspace .
         """
-        raise typer.Exit(start(profile, workspace, session))
+        raise typer.Exit(start(profile, workspace, session, forms=not no_forms))

@@ -42,12 +42,17 @@ AWAIT_SECONDS = 50.0     # await_approval returns by then, still waiting or not
 _MODERN = "2026-07-28"
 
 
-def build(session) -> MCPServer:
-    """The server for one ``ringfence.Session`` (tests may build it in-process)."""
+def build(session, *, forms: bool = True) -> MCPServer:
+    """The server for one ``ringfence.Session`` (tests may build it in-process).
+
+    ``forms=False`` (``--no-forms``): never ask by elicitation, for a client that may
+    answer forms without a person (an auto-approve mode, or a model answering them):
+    every approval then goes through ``ringfence approve ID --defer``."""
     server = MCPServer("ringfence", version=_version(),
                        instructions=words.instructions(session.profile.name,
                                                        session.workspace))
-    forms_allowed = session.profile.host != "deny"      # Strict: no approval forms
+    # Strict denies host requests, and gets no approval forms either.
+    forms_allowed = forms and session.profile.host != "deny"
 
     async def shell(command: str, ctx: Context, cwd: str | None = None,
                     timeout: float | None = None) -> CallToolResult | InputRequiredResult:
@@ -219,6 +224,7 @@ def _form(r, grantable: bool) -> ElicitRequestFormParams:
 
 def _tool_result(r, asked: bool = False) -> CallToolResult:
     boundary = words.looks_like_boundary(r)
+    r = words.without_control_strings(r)
     data: dict[str, Any] = r.to_json()
     data["boundary"] = boundary
     if r.waiting:
@@ -246,7 +252,7 @@ def _version() -> str:
     return __version__
 
 
-def serve(session) -> int:
+def serve(session, *, forms: bool = True) -> int:
     """Serve MCP over stdio until the client closes it."""
-    anyio.run(build(session).run_stdio_async)
+    anyio.run(build(session, forms=forms).run_stdio_async)
     return 0

@@ -131,3 +131,25 @@ def parse_answer(action: str | None, content, grantable: bool = True) -> str:
         return "deny"
     value = content.get("decision")
     return value if value in choices(grantable) and value != "deny" else "deny"
+
+
+def without_control_strings(r):
+    """The Result with terminal control strings (OSC 52 clipboard writes, titles,
+    DCS) removed from its output: a client may print a tool's output to the person's
+    terminal as it is. The Session's own Result (and the ledger) keep the raw bytes."""
+    from dataclasses import replace
+
+    from ringfence.compiler.terminal import ControlStrings
+
+    removed, cleaned = 0, {}
+    for name in ("stdout", "stderr"):
+        f = ControlStrings()
+        data = getattr(r, name).encode("utf-8", "surrogateescape")
+        out = f.feed(data) + f.flush()
+        removed += f.removed
+        cleaned[name] = out.decode("utf-8", "replace")
+    if not removed:
+        return r
+    note = (f"RF620 removed {removed} terminal control string(s) (OSC/DCS/APC) from the "
+            "output; the ledger keeps the raw bytes")
+    return replace(r, notes=(*r.notes, note), **cleaned)

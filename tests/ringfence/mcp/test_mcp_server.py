@@ -42,10 +42,10 @@ def env(box):
     return box
 
 
-def params(box, profile=None) -> StdioServerParameters:
+def params(box, profile=None, extra=()) -> StdioServerParameters:
     return StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp", "-p",
                                                        profile or box.profile,
-                                                       "-w", str(box.ws)],
+                                                       "-w", str(box.ws), *extra],
                                  env=box.env(), cwd=str(box.ws))
 
 
@@ -58,11 +58,11 @@ def answering(answer, seen):
     return elicit
 
 
-def call(box, steps, *, mode="legacy", elicit=None, profile=None):
+def call(box, steps, *, mode="legacy", elicit=None, profile=None, extra=()):
     """Run ``steps(client)`` (async) against a fresh server; return what it returns."""
     async def main():
         kw = {"elicitation_callback": elicit} if elicit else {}
-        async with Client(params(box, profile), mode=mode, **kw) as c:
+        async with Client(params(box, profile, extra), mode=mode, **kw) as c:
             return await steps(c)
     return anyio.run(main)
 
@@ -155,6 +155,27 @@ def test_strict_never_asks_with_a_form(env):
     assert seen == []
     assert r.structured_content["state"] in ("waiting_for_approval", "denied")
     assert r.structured_content["stdout"] == ""
+
+
+@pytest.mark.parametrize("mode", ERAS)
+def test_no_forms_never_asks_even_a_client_that_could_answer(env, mode):
+    seen = []
+
+    async def steps(c):
+        return await c.call_tool("shell", {"command": "cat README"})
+    r = call(env, steps, mode=mode, elicit=answering({"decision": "once"}, seen),
+             extra=("--no-forms",))
+    assert seen == [] and r.structured_content["state"] == "waiting_for_approval"
+
+
+def test_terminal_control_strings_never_reach_the_client(env):
+    async def steps(c):
+        return await c.call_tool("shell", {
+            "command": r"printf 'a\033]52;c;cm0gLXJmIH4K\007b\n'"})
+    r = call(env, steps)
+    s = r.structured_content
+    assert s["stdout"] == "ab\n" and "\x1b" not in text(r)
+    assert any("RF620" in n for n in s["notes"])
 
 
 def test_control_commands_are_denied_inside_shell(env):
