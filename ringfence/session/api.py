@@ -95,12 +95,13 @@ class Session:
                       timeout=self._timeout(timeout), interactive=False)
         streams = Notes(self.output_cap, on_output or self.on_output)
         token = cancel or CancelToken()
-        handle = activate(token)
+        handle, later = activate(token), _stage_later()
         try:
             with self._exec:
                 outcome = govern(req, ledger=self.ledger(), deps=default_deps(),
                                  streams=streams)
         finally:
+            _stage_now(later)
             deactivate(handle)
             if token.run_id:
                 self._inflight.pop(token.run_id, None)
@@ -156,7 +157,7 @@ class Session:
         token = cancel or CancelToken()
         token.run_id = a.run_id
         self._inflight[a.run_id] = token
-        handle = activate(token)
+        handle, later = activate(token), _stage_later()
         try:
             with self._exec:
                 approve(a.id, scope=d["decision"], session=d.get("session") or None,
@@ -170,6 +171,7 @@ class Session:
             limit = self.profile.limits.timeout or 3600
             return self._settled(now, max(wait, limit + 60))
         finally:
+            _stage_now(later)
             deactivate(handle)
             self._inflight.pop(a.run_id, None)
         truncated = streams.out.truncated or streams.err.truncated
@@ -297,6 +299,46 @@ class Session:
                       reasons=a.reasons, changes=run.result("changes"),
                       held=held(led, a.run_id), truncated=truncated, command=a.command,
                       where=a.where, profile=a.profile, notes=notes)
+
+
+# --- removing settled stages off the critical path (a warm process only) -------------
+
+_TRASH: "queue.SimpleQueue | None" = None
+_TRASH_LOCK = threading.Lock()
+
+
+def _stage_later():
+    """A settled stage's removal (~15 ms of overlayfs rmdirs) goes to one worker
+    thread: the caller gets its Result first. The stage is renamed out of the way
+    at once (compiler/stage.py), so nothing ever reads it as a run's stage."""
+    from ringfence.compiler import stage
+
+    global _TRASH
+    with _TRASH_LOCK:
+        if _TRASH is None:
+            import queue
+
+            _TRASH = queue.SimpleQueue()
+            threading.Thread(target=_empty_trash, args=(_TRASH,), daemon=True,
+                             name="ringfence-stage-trash").start()
+    return stage.remove_later(_TRASH.put)
+
+
+def _stage_now(token) -> None:
+    from ringfence.compiler import stage
+
+    stage.reset_later(token)
+
+
+def _empty_trash(q) -> None:
+    from ringfence.compiler import stage
+
+    while True:
+        path = q.get()
+        try:
+            stage.remove_trash(path)
+        except OSError:
+            pass        # left for the next recover(), which removes a dead process's trash
 
 
 def reported_state(run) -> str:

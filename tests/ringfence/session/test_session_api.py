@@ -233,3 +233,25 @@ def test_a_callers_timeout_never_outlives_the_profiles_limit(env):
     assert not (env.ws / "late").exists()
     with pytest.raises(ringfence.RingfenceError, match="positive"):
         s.run("true", timeout=-1)
+
+
+def test_settled_stages_are_removed_after_the_result_and_dead_trash_by_recover(env):
+    from ringfence.compiler import stage as stg
+
+    s = session(env)
+    r = s.run("echo x > made")
+    assert r.state == "completed" and (env.ws / "made").read_text() == "x\n"
+    root = env.state / "stage"
+    for _ in range(100):              # the worker removes it off the critical path
+        if not any(n.startswith(("st_", stg.TRASH)) for n in os.listdir(root)):
+            break
+        time.sleep(0.05)
+    assert [n for n in os.listdir(root) if n.startswith(("st_", stg.TRASH))] == []
+    # A trash dir left by a process that died (killed before its worker ran):
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = root / f"{stg.TRASH}{dead.pid}-st_x"
+    (left / "work" / "work").mkdir(parents=True)
+    os.chmod(left / "work" / "work", 0)
+    stg.recover(str(env.state))
+    assert not left.exists()
