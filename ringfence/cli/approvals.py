@@ -145,7 +145,7 @@ def _grants_list(as_json: bool) -> None:
 
 
 def _defer(approval_id: str, scope: str, session: str | None) -> None:
-    from ringfence.render import visible
+    from ringfence.views.render import visible
     from ringfence.session import decisions
 
     from .output import console

@@ -15,7 +15,7 @@ from . import options
 
 def start(profile: Optional[str], workspace: Optional[str], session: Optional[str],
           forms: bool = True) -> int:
-    from ringfence.ledger import new_id
+    from ringfence.ledger.store import new_id
     from ringfence.rfcore.errors import UsageError
     from ringfence.rfcore.workspace import find_workspace
     from ringfence.session.api import Session

@@ -36,7 +36,7 @@ from mcp_types.version import is_version_at_least
 from ringfence.rfcore.cancel import CancelToken
 from ringfence.rfcore.errors import RingfenceError
 
-from . import words
+from . import wording as words
 
 AWAIT_SECONDS = 50.0     # await_approval returns by then, still waiting or not
 _MODERN = "2026-07-28"
@@ -190,7 +190,7 @@ async def _in_thread(ctx, token: CancelToken, what: str, job):
 
 def _own(session, approval_id) -> None:
     """await_approval only for requests made in this server's workspace."""
-    from ringfence import approvals as ap
+    from ringfence.ledger import pending as ap
 
     a = ap.get_or_for_run(session.ledger(), approval_id)
     if a.workspace != session.workspace:
@@ -212,7 +212,7 @@ def _modern(ctx) -> bool:
 
 
 def _grantable(session, approval_id) -> bool:
-    from ringfence import approvals as ap
+    from ringfence.ledger import pending as ap
 
     return ap.get(session.ledger(), approval_id).grantable
 

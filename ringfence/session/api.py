@@ -25,8 +25,8 @@ import os
 import threading
 import time
 
-from ringfence import approvals as ap
-from ringfence.ledger import Ledger
+from ringfence.ledger import pending as ap
+from ringfence.ledger.store import Ledger
 from ringfence.rfcore.cancel import CancelToken, activate, current, deactivate
 from ringfence.rfcore.errors import ApprovalError, UsageError
 
@@ -52,8 +52,8 @@ class Session:
     def __init__(self, profile=None, workspace: str = ".", session: str | None = None,
                  on_approval=None, *, on_output=None, output_cap: int = OUTPUT_CAP,
                  timeout: float | None = None, ledger=None) -> None:
-        from ringfence.grants import current_session
-        from ringfence.runner import _resolve_profile
+        from ringfence.ledger.grants import current_session
+        from ringfence.session.runner import _resolve_profile
 
         # The process environment, as for `ringfence run`: the sandbox's env passlist,
         # the state dir (RINGFENCE_HOME) and the profile precedence all read it.
@@ -86,7 +86,7 @@ class Session:
     def run(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
             on_output=None, cancel: CancelToken | None = None) -> Result:
         """Run ``command`` (a ``bash -c`` string) under the profile; see the module doc."""
-        from ringfence.governor import Request, default_deps, govern
+        from ringfence.session.governor import Request, default_deps, govern
 
         if not isinstance(command, str) or not command.strip():
             raise UsageError("empty command", hint="Session.run('CMD')")
@@ -127,7 +127,7 @@ class Session:
         running anything; ``resume`` runs it. ``deny`` is final at once."""
         decisions.validate(decision)
         if decision == "deny":
-            from ringfence.governor import deny
+            from ringfence.session.governor import deny
 
             deny(approval_id, ledger=self.ledger())
             return
@@ -150,7 +150,7 @@ class Session:
         return self._settled(a, wait)
 
     def _execute(self, a: ap.Approval, d: dict, on_output, cancel, wait) -> Result:
-        from ringfence.governor import approve, default_deps
+        from ringfence.session.governor import approve, default_deps
 
         led = self.ledger()
         streams = Notes(self.output_cap, on_output or self.on_output)
@@ -215,8 +215,8 @@ class Session:
     def check(self, command: str) -> dict:
         """The verdict of ``command`` and this profile's decision for it; runs nothing."""
         from ringfence.classifier import classify
-        from ringfence.gate import decide
-        from ringfence.grants import active_keys
+        from ringfence.session.gate import decide
+        from ringfence.ledger.grants import active_keys
 
         verdict = classify(command)
         d = decide(verdict, self.profile, grants=active_keys(self.ledger(), self.session),
@@ -310,8 +310,8 @@ _TRASH_LOCK = threading.Lock()
 def _stage_later():
     """A settled stage's removal (~15 ms of overlayfs rmdirs) goes to one worker
     thread: the caller gets its Result first. The stage is renamed out of the way
-    at once (compiler/stage.py), so nothing ever reads it as a run's stage."""
-    from ringfence.compiler import stage
+    at once (ringfence/staging/mount.py), so nothing ever reads it as a run's stage."""
+    from ringfence.staging import mount as stage
 
     global _TRASH
     with _TRASH_LOCK:
@@ -325,13 +325,13 @@ def _stage_later():
 
 
 def _stage_now(token) -> None:
-    from ringfence.compiler import stage
+    from ringfence.staging import mount as stage
 
     stage.reset_later(token)
 
 
 def _empty_trash(q) -> None:
-    from ringfence.compiler import stage
+    from ringfence.staging import mount as stage
 
     while True:
         path = q.get()

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import time
 
-from ringfence import approvals as ap
-from ringfence.ledger import Ledger, transaction
+from ringfence.ledger import pending as ap
+from ringfence.ledger.store import Ledger, transaction
 from ringfence.rfcore.errors import ApprovalError, UsageError
 
 DECISIONS = ("once", "session", "always", "deny")

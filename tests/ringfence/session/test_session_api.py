@@ -236,7 +236,7 @@ def test_a_callers_timeout_never_outlives_the_profiles_limit(env):
 
 
 def test_settled_stages_are_removed_after_the_result_and_dead_trash_by_recover(env):
-    from ringfence.compiler import stage as stg
+    from ringfence.staging import mount as stg
 
     s = session(env)
     r = s.run("echo x > made")

@@ -88,7 +88,7 @@ def _head(r, boundary: bool, asked: bool) -> str:
 def looks_like_boundary(r) -> bool:
     if r.state != "failed":
         return False
-    from ringfence.govern_sandbox import BOUNDARY_PATTERNS
+    from ringfence.session.in_sandbox import BOUNDARY_PATTERNS
 
     return bool(BOUNDARY_PATTERNS.search(r.stderr or ""))
 
@@ -101,7 +101,7 @@ FORM_MESSAGE = ("An agent asks to run this command{where} under ringfence profil
 
 
 def form_message(r) -> str:
-    from ringfence.govern_records import safe
+    from ringfence.session.request import safe
 
     # The command is the agent's text: its newlines and control characters are shown
     # escaped, so it cannot draw a fake "this is safe" paragraph into the form.
