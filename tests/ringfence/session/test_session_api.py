@@ -255,3 +255,16 @@ def test_settled_stages_are_removed_after_the_result_and_dead_trash_by_recover(e
     os.chmod(left / "work" / "work", 0)
     stg.recover(str(env.state))
     assert not left.exists()
+
+
+def test_ledger_prune_takes_decisions_and_stored_outputs_with_their_runs(env):
+    s = session(env)
+    r = s.run("cat README")
+    s.decide(r.approval_id, "once")
+    assert s.resume(r.approval_id).stdout == "hello\n"
+    led = s.ledger()
+    count = lambda t: led.conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]  # noqa: E731
+    assert (count("decisions"), count("outputs")) == (1, 1)
+    p = cli(env, "ledger", "prune", "--keep", "0")
+    assert p.returncode == 0, p.stderr
+    assert (count("decisions"), count("outputs"), count("runs")) == (0, 0, 0)
