@@ -54,10 +54,16 @@ def _approvals_list(as_json: bool) -> None:
 
     from .output import console
 
+    from ringfence.session import decisions
+
     with _ledger() as led:
         items = ap.pending(led)
+        # A decision recorded with --defer: the request still waits for its caller.
+        deferred = {a.id: d["decision"] for a in items
+                    if (d := decisions.get(led, a.id)) is not None}
     if as_json:
-        print(json.dumps([a.to_json() for a in items], indent=2))
+        print(json.dumps([{**a.to_json(), "decision": deferred.get(a.id)} for a in items],
+                         indent=2))
         return
     if not items:
         console.print("no pending approvals")
@@ -85,6 +91,9 @@ def _approvals_list(as_json: bool) -> None:
         # Where it runs: the approval is bound to this very directory (its identity).
         grid.add_row("cwd", _text(a.cwd or "-"))
         grid.add_row("needs", _text(caps))
+        if a.id in deferred:
+            grid.add_row("decided", f"{deferred[a.id]} (--defer): its caller runs it "
+                                    "when it resumes")
         for n, r in enumerate(a.reasons):
             # Escaped one by one: the layout is ours, not the command's.
             grid.add_row("why" if n == 0 else "", Text(visible(r)))

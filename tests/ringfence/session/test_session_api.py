@@ -85,6 +85,10 @@ def test_wait_then_a_second_process_decides_then_resume_returns_real_output(env)
     d = cli(env, "approve", r.approval_id, "--defer")
     assert d.returncode == 0, d.stderr
     assert "nothing ran here" in d.stdout
+    import json
+    listed = json.loads(cli(env, "approvals", "list", "--json").stdout)
+    assert [(x["id"], x["decision"]) for x in listed] == [(r.approval_id, "once")]
+    assert "decided" in cli(env, "approvals", "list").stdout
     assert s.ledger().get_run(r.run_id).state == "waiting_for_approval"   # not executed
     done = s.resume(r.approval_id)
     assert (done.state, done.exit_code, done.stdout) == ("completed", 0, "hello\n")
