@@ -74,10 +74,15 @@ def build(session, *, forms: bool = True) -> MCPServer:
                 return InputRequiredResult(
                     input_requests={"decision": ElicitRequest(params=_form(r, grantable))},
                     request_state=r.approval_id)
-            answer = await ctx.session.elicit_form(
-                message=words.form_message(r),
-                requested_schema=words.decision_schema(grantable),
-                related_request_id=ctx.request_id)
+            try:
+                answer = await ctx.session.elicit_form(
+                    message=words.form_message(r),
+                    requested_schema=words.decision_schema(grantable),
+                    related_request_id=ctx.request_id)
+            except Exception:
+                # The form could not be shown (the client failed the request): nobody
+                # answered, so it still waits for a person, by the CLI route.
+                return _tool_result(r)
             return await _decide(session, ctx, r, words.parse_answer(
                 answer.action, answer.content, grantable))
         return _tool_result(r)
@@ -176,16 +181,23 @@ async def _in_thread(ctx, token: CancelToken, what: str, job):
             except Exception:
                 return                      # progress is a courtesy, never a failure
 
+    outcome: dict = {}
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(ticker)
             try:
-                return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+                outcome["value"] = await anyio.to_thread.run_sync(work,
+                                                                  abandon_on_cancel=True)
+            except Exception as exc:        # raised below, not inside an ExceptionGroup
+                outcome["error"] = exc
             finally:
                 finished.set()
     finally:
         if not state["done"]:
             token.cancel()                  # the client gave up: kill the sandbox
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 def _own(session, approval_id) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -145,6 +146,17 @@ def test_a_one_time_requests_form_offers_no_session_grant(env, mode):
     assert not (env.ws / "copy").exists()
 
 
+def test_a_form_the_client_fails_to_show_leaves_it_waiting(env):
+    async def broken(ctx, p):
+        return t.ErrorData(code=-32601, message="Method not found")
+
+    async def steps(c):
+        return await c.call_tool("shell", {"command": "cat README"})
+    r = call(env, steps, elicit=broken)
+    assert r.structured_content["state"] == "waiting_for_approval"
+    assert "ringfence approve" in text(r)
+
+
 def test_strict_never_asks_with_a_form(env):
     seen = []
 
@@ -191,6 +203,28 @@ def test_control_commands_are_denied_inside_shell(env):
         assert "RF134" in text(r) or "RF134" in json.dumps(r.structured_content)
     pending = json.loads(cli(env, "approvals", "list", "--json").stdout)
     assert [p["id"] for p in pending] == [aid]       # still waiting for a person
+
+
+def test_cwd_outside_the_workspace_and_a_foreign_approval_are_refused(env):
+    other = env.root / "other"
+    other.mkdir()
+    (other / "README").write_text("other\n")
+    foreign = subprocess.run(
+        [*CLI, "run", "-p", env.profile, "-w", str(other), "-c", "cat README"],
+        cwd=other, env=env.env(), capture_output=True, text=True, timeout=120)
+    assert foreign.returncode == 75, foreign.stderr
+    aid = re.search(r"(ap_\w+)", foreign.stderr).group(1)
+    assert cli(env, "approve", aid, "--defer").returncode == 0
+
+    async def steps(c):
+        return [await c.call_tool("shell", {"command": "pwd", "cwd": cwd})
+                for cwd in ("../outside", str(env.outside), "/etc")] + [
+            await c.call_tool("await_approval", {"approval_id": aid})]
+    results = call(env, steps)
+    for r in results:
+        assert r.is_error and "refused" in text(r) and "nothing was run" in text(r)
+    assert "another workspace" in text(results[-1])
+    assert json.loads(cli(env, "approvals", "list", "--json").stdout)[0]["id"] == aid
 
 
 def test_stdin_is_null_and_output_never_reaches_the_protocol(env):
