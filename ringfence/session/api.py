@@ -303,7 +303,7 @@ class Session:
 
 # --- removing settled stages off the critical path (a warm process only) -------------
 
-_TRASH: "queue.SimpleQueue | None" = None
+_TRASH = None                      # a queue.SimpleQueue once the worker started
 _TRASH_LOCK = threading.Lock()
 
 
