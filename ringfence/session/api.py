@@ -263,7 +263,12 @@ class Session:
         for cap in (streams.out, streams.err):
             if cap.callback_error:
                 notes.append(cap.callback_error)
-        return Result(state=state, exit_code=_exit(run), stdout=text(streams.out.value()),
+        exit_code = _exit(run)
+        if state == "waiting_for_approval" and approval_id:
+            # Host-Assisted: the failed sandboxed run leads, the request waits to run
+            # on the host. Say where the approval would run, and 75, as `run` does.
+            where, exit_code = ap.get(led, approval_id).where, 75
+        return Result(state=state, exit_code=exit_code, stdout=text(streams.out.value()),
                       stderr=text(streams.err.value()), run_id=run_id,
                       approval_id=approval_id, reasons=tuple(reasons),
                       changes=run.result("changes"), held=held(led, run_id),

@@ -272,3 +272,16 @@ def test_ledger_prune_takes_decisions_and_stored_outputs_with_their_runs(env):
     p = cli(env, "ledger", "prune", "--keep", "0")
     assert p.returncode == 0, p.stderr
     assert (count("decisions"), count("outputs"), count("runs")) == (0, 0, 0)
+
+
+def test_host_assisted_escalation_waits_to_run_on_the_host_and_resumes_there(env):
+    target = env.outside / "made-on-host"
+    s = ringfence.Session(profile="host-assisted", workspace=str(env.ws), session="agent-1")
+    r = s.run(f"touch {target}")
+    assert (r.state, r.where, r.exit_code) == ("waiting_for_approval", "host", 75)
+    assert "Read-only file system" in r.stderr or "Permission denied" in r.stderr
+    assert not target.exists()                      # the sandbox held; nothing on the host
+    s.decide(r.approval_id, "once")
+    done = s.resume(r.approval_id)
+    assert (done.state, done.where, done.exit_code) == ("completed", "host", 0)
+    assert target.exists()
