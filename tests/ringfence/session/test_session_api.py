@@ -96,8 +96,10 @@ def test_wait_then_a_second_process_decides_then_resume_returns_real_output(env)
     # A second resume gets the stored output back; nothing runs twice.
     twice = s.resume(r.approval_id)
     assert (twice.state, twice.stdout) == ("completed", "hello\n")
-    events = [e["state"] for e in s.ledger().get_run(r.run_id).events]
-    assert events.count("running") == 1 and events[-1] == "completed"
+    events = s.ledger().get_run(r.run_id).events
+    claims = [e for e in events if (e["note"] or "").startswith("approved (scope")]
+    assert len(claims) == 1 and events[-1]["state"] == "completed"   # claimed and ran once
+    assert [e["state"] for e in events].count("completed") == 1
 
 
 def test_plain_approve_still_runs_in_the_approvers_terminal(env):
