@@ -20,6 +20,7 @@ import time
 from ringfence.rfcore.records import record
 from typing import IO
 
+from ringfence.rfcore.cancel import current as cancel_switch
 from ringfence.rfcore.errors import SandboxError
 
 from ringfence.staging import mount as staging
@@ -127,6 +128,11 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
     if threading.current_thread() is threading.main_thread():
         for sig in FORWARDED:
             previous[sig] = signal.signal(sig, forward)
+    # A Session's cancel (or a cancelled MCP call) ends the run as a signal would:
+    # bwrap is killed, the sandbox dies with it, the run is recorded `aborted`.
+    switch = cancel_switch()
+    if switch is not None:
+        switch.attach(lambda: forward(signal.SIGKILL, None))
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
     tails = {out_fd: (_Tail(capture), None if capture else out),
              err_fd: (_Tail(capture), None if capture else err)}
@@ -213,6 +219,8 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
         if relay is not None:
             relay.stop()
         sel.close()
+        if switch is not None:
+            switch.detach()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         if proc.poll() is None:

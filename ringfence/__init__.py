@@ -18,6 +18,8 @@ _API = {
     "load_profile": "ringfence.api",
     "compile_profile": "ringfence.api",
     "run": "ringfence.api",
+    "Session": "ringfence.session.api",
+    "Result": "ringfence.session.result",
     "RingfenceError": "ringfence.rfcore.errors",
 }
 

@@ -37,7 +37,7 @@ if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
   # pip's output goes to a log, shown only when the install fails.
   if ! { "$VENV/bin/python" -m pip install --disable-pip-version-check --upgrade pip &&
          "$VENV/bin/python" -m pip install --disable-pip-version-check \
-             -e '.[test]' --config-settings editable_mode=compat; } >"$log" 2>&1; then
+             -e '.[test,mcp]' --config-settings editable_mode=compat; } >"$log" 2>&1; then
     cat "$log" >&2
     echo "setup: installing into $VENV failed (log above, kept in $log)" >&2
     exit 1

@@ -74,7 +74,7 @@ if ! as_user "cd '$PWD' && $venv/bin/python -c 'import ringfence'" >/dev/null 2>
     rm -rf "$venv"
     "$py" -m venv "$venv"
     if ! "$venv/bin/python" -m pip install --disable-pip-version-check \
-        -e '.[test]' --config-settings editable_mode=compat >"$venv/install.log" 2>&1; then
+        -e '.[test,mcp]' --config-settings editable_mode=compat >"$venv/install.log" 2>&1; then
       cat "$venv/install.log" >&2
       echo "test-unprivileged: installing into $venv failed" >&2
       exit 1

@@ -31,6 +31,8 @@ SAME_IDEA = {
     "check.py": "the check command: fast path and typer command",
     "run.py": "the run command: fast path and typer command",
     "hook.py": "the hook command: fast path and typer command",
+    # the public API: one-shot functions, and the Session (issue 24)
+    "api.py": "the public API: ringfence.api and ringfence.session.api (the Session)",
 }
 
 

@@ -42,9 +42,9 @@ def _root(version: bool = typer.Option(False, "--version", callback=_show_versio
 
 
 def _register() -> None:
-    from . import approvals, check, hook, init, ledger, profile, run
+    from . import approvals, check, hook, init, ledger, mcp, profile, run
 
-    for module in (check, profile, run, approvals, ledger, hook, init):
+    for module in (check, profile, run, approvals, ledger, hook, init, mcp):
         module.register(app)
 
 

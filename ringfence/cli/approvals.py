@@ -54,10 +54,16 @@ def _approvals_list(as_json: bool) -> None:
 
     from .output import console
 
+    from ringfence.session import decisions
+
     with _ledger() as led:
         items = ap.pending(led)
+        # A decision recorded with --defer: the request still waits for its caller.
+        deferred = {a.id: d["decision"] for a in items
+                    if (d := decisions.get(led, a.id)) is not None}
     if as_json:
-        print(json.dumps([a.to_json() for a in items], indent=2))
+        print(json.dumps([{**a.to_json(), "decision": deferred.get(a.id)} for a in items],
+                         indent=2))
         return
     if not items:
         console.print("no pending approvals")
@@ -85,6 +91,9 @@ def _approvals_list(as_json: bool) -> None:
         # Where it runs: the approval is bound to this very directory (its identity).
         grid.add_row("cwd", _text(a.cwd or "-"))
         grid.add_row("needs", _text(caps))
+        if a.id in deferred:
+            grid.add_row("decided", f"{deferred[a.id]} (--defer): its caller runs it "
+                                    "when it resumes")
         for n, r in enumerate(a.reasons):
             # Escaped one by one: the layout is ours, not the command's.
             grid.add_row("why" if n == 0 else "", Text(visible(r)))
@@ -144,6 +153,19 @@ def _grants_list(as_json: bool) -> None:
     console.print(table)
 
 
+def _defer(approval_id: str, scope: str, session: str | None) -> None:
+    from ringfence.views.render import visible
+    from ringfence.session import decisions
+
+    from .output import console
+
+    with _ledger() as led:
+        a = decisions.record(led, approval_id, scope, via="cli", session=session)
+    console.print(f"decided {a.id} (run {a.run_id}): {scope}; nothing ran here. The caller "
+                  f"waiting on it runs it and gets its output: {visible(a.command)}",
+                  highlight=False, markup=False)
+
+
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the app."""
     approvals_app = typer.Typer(help="Pending host/sandbox requests waiting for a person.\n\n"
@@ -182,11 +204,18 @@ def register(app: typer.Typer) -> None:
         session: Optional[str] = options.session(
             "Session for a session grant (default: RINGFENCE_SESSION, else the request's "
             "session)."),
+        defer: bool = typer.Option(False, "--defer",
+                                   help="Record the decision only: the caller waiting on the "
+                                        "request (a Session, the MCP server) runs it and "
+                                        "gets its output."),
     ) -> None:
         """Run a pending request where it was asked for, with its real output and exit status.
 
         The result resumes the original run in the ledger. --scope session/always also
         grants the request's capabilities (never for one-time requests).
+
+        With --defer the decision is only recorded: the Session or MCP call waiting on
+        the request runs it and gets the real output (the ledger keeps the decision).
 
         Example: ringfence approve ap_k3j5x7q2mn --scope session
         """
@@ -196,6 +225,9 @@ def register(app: typer.Typer) -> None:
         if scope not in SCOPES:
             raise CliUsageError(f"unknown scope {scope!r}", hint="use once, session or always")
         session = session or os.environ.get("RINGFENCE_SESSION") or None
+        if defer:
+            _defer(approval_id, scope, session)
+            return
         with _ledger() as led:
             # Output goes straight to our stdout/stderr file descriptors (raw bytes),
             # never through rich or typer, so what the person sees is the command's own.

@@ -93,6 +93,9 @@ def register(app: typer.Typer) -> None:
                                 "Example: ringfence init claude-code --project --dry-run",
                            no_args_is_help=True)
     app.add_typer(init_app, name="init")
+    from . import init_mcp
+
+    init_mcp.register(init_app)
 
     @init_app.command("claude-code")
     def claude_code(
@@ -107,6 +110,9 @@ def register(app: typer.Typer) -> None:
         workspace: Optional[str] = typer.Option(None, "--workspace",
                                                 help="Project directory (default: "
                                                 "CLAUDE_PROJECT_DIR, git root, cwd)."),
+        mcp: bool = typer.Option(False, "--mcp",
+                                 help="Register `ringfence mcp` in the project's .mcp.json "
+                                      "instead of the hook."),
     ) -> None:
         """Merge the hook (every event, --wrap by default) and the profile's settings
         into Claude Code's settings: idempotent, shows a diff, keeps your keys.
@@ -119,6 +125,12 @@ def register(app: typer.Typer) -> None:
             from ringfence.rfcore.errors import UsageError
 
             raise UsageError("give --project or --user, not both")
+        if mcp:
+            from .init_mcp import init_mcp
+
+            raise typer.Exit(init_mcp("claude-code", scope="user" if user else "project",
+                                      profile=profile, dry_run=dry_run, workspace=workspace,
+                                      out=typer.echo))
         raise typer.Exit(init_claude_code(scope="user" if user else "project",
                                           profile=profile, wrap=wrap, dry_run=dry_run,
                                           workspace=workspace, out=typer.echo))

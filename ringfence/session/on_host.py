@@ -48,10 +48,16 @@ def exec_and_record(ledger, run_id, streams, *, command, argv, cwd, workspace,
                             approval_id=approval_id)
         raise
     state = "completed" if code == 0 else "failed"
+    from ringfence.rfcore.cancel import current as cancel_switch
+
+    switch = cancel_switch()
+    outcome = None
+    if switch is not None and switch.cancelled:
+        state, outcome = "aborted", "signal"     # cancelled by its caller, not its own failure
     changes = diff(before, snapshot(workspace)).to_json() if before else None
     ledger.append_event(run_id, state, exit_code=code, duration=time.monotonic() - started,
                         stdout_tail=out_tail, stderr_tail=err_tail, changes=changes,
-                        approval_id=approval_id)
+                        approval_id=approval_id, outcome=outcome)
     return HostResult(state, code)
 
 
@@ -86,6 +92,11 @@ def exec_host(command: str, argv, cwd: str | None, streams: Streams, *,
         streams.err.write(msg)
         streams.err.flush()
         return 126, b"", msg
+    from ringfence.rfcore.cancel import current as cancel_switch
+
+    switch = cancel_switch()     # a Session's cancel kills the host command too
+    if switch is not None:
+        switch.attach(proc.kill)
     tails = {1: bytearray(), 2: bytearray()}
 
     def pump(src, dst, keep) -> None:
@@ -108,6 +119,8 @@ def exec_host(command: str, argv, cwd: str | None, streams: Streams, *,
             t.join()
         code = proc.wait()
     finally:
+        if switch is not None:
+            switch.detach()
         term.restore()
     if code < 0:
         code = 128 - code   # killed by a signal: report it the way a shell does

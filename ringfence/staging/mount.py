@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from contextvars import ContextVar
 
 from ringfence.rfcore.errors import SandboxError
 from ringfence.rfcore.fsops import remove_tree
@@ -41,6 +42,25 @@ MS_REC = 0x4000
 MS_PRIVATE = 0x40000
 EXIT_STAGE = 125
 _ERR_PREFIX = b"RF640:"
+# A settled stage renamed out of the way, removed off the run's critical path by a
+# long-lived process (a Session); ".trash-<pid>-<id>" in the stage root.
+TRASH = ".trash-"
+_LATER: ContextVar = ContextVar("ringfence_stage_later", default=None)
+
+
+def remove_later(fn):
+    """In this thread (context), settled stages go to ``fn(path)`` to be removed
+    later instead of now (``fn`` must call ``remove_trash``). Returns a reset token."""
+    return _LATER.set(fn)
+
+
+def reset_later(token) -> None:
+    _LATER.reset(token)
+
+
+def remove_trash(path: str) -> None:
+    _chmod_tree(os.path.join(path, "work"))
+    remove_tree(path)
 
 
 class Stage:
@@ -83,6 +103,20 @@ class Stage:
         """Remove the whole stage (overlay's work dir may hold a mode-000 dir)."""
         _chmod_tree(self.work)
         remove_tree(self.path)
+
+    def discard(self) -> None:
+        """Remove a settled stage: now, or (``remove_later``) renamed in one step to a
+        trash name that ``recover`` never reads as a stage, and removed by a worker.
+        A trash dir whose process died is removed by the next ``recover``."""
+        later = _LATER.get()
+        if later is None:
+            return self.remove()
+        trash = os.path.join(os.path.dirname(self.path), f"{TRASH}{os.getpid()}-{self.id}")
+        try:
+            os.rename(self.path, trash)
+        except OSError:
+            return self.remove()
+        later(trash)
 
     def untouched(self) -> bool:
         """True when the run wrote nothing: the upper dir is empty."""
@@ -211,6 +245,9 @@ def recover(state: str) -> list:
         return []
     notes = []
     for name in names:
+        if name.startswith(TRASH):
+            _remove_dead_trash(root, name)
+            continue
         s = load(os.path.join(root, name))
         if s is None:
             continue
@@ -242,6 +279,12 @@ def unsettled(state: str) -> list[tuple[str, str]]:
         if meta.get("state") in ("settle_error", "unreadable", "interrupted"):
             out.append((s.path, meta.get("error") or meta["state"]))
     return out
+
+
+def _remove_dead_trash(root: str, name: str) -> None:
+    pid = name[len(TRASH):].split("-", 1)[0]
+    if pid.isdigit() and int(pid) != os.getpid() and proc_start(int(pid)) is None:
+        remove_trash(os.path.join(root, name))
 
 
 def proc_start(pid: int) -> str | None:

@@ -210,7 +210,7 @@ def _settle(stage: stg.Stage, profile, env, secret_hits=()) -> Settled:
     if stage.untouched():
         # Nothing was written: nothing to plan, apply or hold.
         changes = _record(stage)
-        stage.remove()
+        stage.discard()
         return Settled(changes, (), (), None)
     from ringfence.staging.apply import apply_plan, plan
 
@@ -239,7 +239,7 @@ def _settle(stage: stg.Stage, profile, env, secret_hits=()) -> Settled:
         for h in held:
             notes.append(Note("RF641", f"held for review: {h['path']} ({h['why']})"))
         return Settled(changes, tuple(held), tuple(notes), stage.path)
-    stage.remove()
+    stage.discard()
     return Settled(changes, (), tuple(notes), None)
 
 
