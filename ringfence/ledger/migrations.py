@@ -130,8 +130,8 @@ def _m7_prune_hook(c: sqlite3.Connection) -> None:
     c.execute("CREATE INDEX hook_events_call ON hook_events(session, tool_use_id)")
 
 
-def _m12_session(c: sqlite3.Connection) -> None:
-    """Migration 12 (issue 24): the Session's deferred decisions and full outputs.
+def _m8_session(c: sqlite3.Connection) -> None:
+    """Migration 8 (issue 24): the Session's deferred decisions and full outputs.
 
     ``decisions``: a person's answer to a pending approval recorded WITHOUT running
     it (``approve --defer``, ``Session.decide``, an MCP form); whoever waits on the
@@ -139,7 +139,7 @@ def _m12_session(c: sqlite3.Connection) -> None:
     output, whole up to the Session's cap, so a caller that resumes again (or a
     new process after a crash) gets it back instead of a 4 KiB tail. Both go with
     their approval or run when ``ledger prune`` removes it (ON DELETE CASCADE).
-    Written IF NOT EXISTS: the assigned number 12 may land after other branches'."""
+    Written IF NOT EXISTS (idempotent)."""
     c.execute("""CREATE TABLE IF NOT EXISTS decisions (
         approval_id TEXT PRIMARY KEY REFERENCES approvals(id) ON DELETE CASCADE,
         decision TEXT NOT NULL, decided_at REAL NOT NULL, decided_by TEXT,
@@ -152,5 +152,4 @@ def _m12_session(c: sqlite3.Connection) -> None:
 
 MIGRATIONS = (_m1_runs, _m2_approvals, _m3_event_index, _m4_prune_path,
               _m5_approval_identity, _m6_hook, _m7_prune_hook,
-              # issue 24's number is 12: the lead orders 8-11 (other branches) before it.
-              _m12_session)
+              _m8_session)

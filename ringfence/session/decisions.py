@@ -2,7 +2,7 @@
 recorded for whoever waits on the request, and the full output that caller got.
 
 ``approve ID --defer``, ``Session.decide`` and an MCP approval form all land here:
-the decision is a ledger row (migration 12), never a run. ``Session.resume`` then
+the decision is a ledger row (migration 8), never a run. ``Session.resume`` then
 executes the request through the same ``approve`` path as the CLI (which checks
 the command, the directory identity and the profile the person saw) and stores
 the output, so a second resume, or a new process after a crash, gets it back.

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 
 from ringfence.classifier.verdict import Verdict
 
+from ringfence.classifier.data_launch import LAUNCHERS
+
 from .oracle import OracleResult
 
 # SPEC §2 helper programs: dropped by the classifier, run (harmlessly) by bash.
@@ -51,7 +53,10 @@ FILTERS = frozenset({"head", "tail", "grep", "egrep", "fgrep", "wc", "sort", "un
 # SPEC §2 transparent wrappers and launchers: the capability is inside them.
 # ionice is not in the SPEC list but is as transparent as nice.
 WRAPPERS = frozenset({"time", "timeout", "nice", "ionice", "nohup", "stdbuf", "env", "command",
-                      "builtin", "exec", "xargs", "find", "watch"})
+                      "builtin", "exec", "xargs", "find", "watch"}) | frozenset(LAUNCHERS)
+# Printing every variable (bare `set`, `export`, `declare -x`, ...) is keyed
+# `<builtin> -p` (or `declare -f` for functions), whatever the spelling (issue 22).
+PRINT_KEYS = re.compile(r"(set|export|declare|typeset|readonly|local) -[pf]")
 # Builtins that only declare or remove shell variables and functions: bash
 # runs no program for them, like a bare assignment. (Dangerous names such as
 # `export PATH=…` are the one-time rules' business, checked by the corpus.)
@@ -151,7 +156,9 @@ def compare(verdict: Verdict, oracle: OracleResult) -> Outcome:
         # multiplexer its subcommand (SPEC §2). A key word bash never sees
         # would grant something the command does not run.
         words = cap.key.split(" ")
-        if not cap.argv or words[0] != cap.argv[0] or not set(words[1:]) <= set(cap.argv[1:]):
+        printing = bool(PRINT_KEYS.fullmatch(cap.key)) and list(cap.argv[:1]) == words[:1]
+        if not printing and (not cap.argv or words[0] != cap.argv[0]
+                             or not set(words[1:]) <= set(cap.argv[1:])):
             problems.append(Problem("key", f"key {cap.key!r} is not made of the argv's words",
                                     classifier=cap.argv))
     for record in dict.fromkeys(oracle.argvs):

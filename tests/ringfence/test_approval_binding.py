@@ -10,6 +10,7 @@ directory, and the profile: `approve` refuses (exit 2) and nothing runs.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 
@@ -43,9 +44,10 @@ def hold_rm(box) -> str:
 
 def test_approve_refuses_a_cwd_swapped_for_a_symlink(box):
     ap_id = hold_rm(box)
-    swap = cli(box, "run", "-p", "build", "-w", str(box.ws), "-c",
-               f"mv sub sub.old && ln -s {box.outside} sub")
-    assert swap.returncode == 0, swap.stderr
+    # Swapped on the host (a sandboxed run's new link out of the workspace is held
+    # since issue 19, so it could not do this itself): approve must notice.
+    os.rename(box.ws / "sub", box.ws / "sub.old")
+    os.symlink(box.outside, box.ws / "sub")
     assert (box.ws / "sub").is_symlink()
     r = cli(box, "approve", ap_id)
     assert r.returncode == 2, r.stdout + r.stderr
