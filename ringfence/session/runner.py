@@ -281,19 +281,35 @@ def _apparent_over(res, limits):
     if res.stage is None or (cap is None and fsize is None):
         return res
     total = 0
-    for dirpath, _, files in os.walk(res.stage.upper):
-        for f in files:
+    for _, size in _staged_files(res.stage.upper):
+        total += size
+        if cap is not None and total > cap * 1024 * 1024:
+            return replace(res, limit="stage")
+        if fsize is not None and size == fsize * 1024 * 1024:
+            # RLIMIT_FSIZE stopped a write exactly here (EFBIG): the file is cut.
+            return replace(res, limit="file_size")
+    return res
+
+
+def _staged_files(upper: str):
+    """(relative path, size) of every non-directory in the upper dir; iterative, so a
+    tree of any depth is fine (os.walk recurses)."""
+    stack = [("", upper)]
+    while stack:
+        rel, path = stack.pop()
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            continue
+        for e in entries:
+            r = f"{rel}/{e.name}" if rel else e.name
             try:
-                size = os.lstat(os.path.join(dirpath, f)).st_size
+                if e.is_dir(follow_symlinks=False):
+                    stack.append((r, e.path))
+                else:
+                    yield r, e.stat(follow_symlinks=False).st_size
             except OSError:
                 continue
-            total += size
-            if cap is not None and total > cap * 1024 * 1024:
-                return replace(res, limit="stage")
-            if fsize is not None and size == fsize * 1024 * 1024:
-                # RLIMIT_FSIZE stopped a write exactly here (EFBIG): the file is cut.
-                return replace(res, limit="file_size")
-    return res
 
 
 def _killed(res) -> str | None:
@@ -338,10 +354,7 @@ def _stage_cut(stage, min_free=None):
     if not (low or staging.exhausted(stage)):
         return None
     where = os.path.dirname(os.path.dirname(stage.path))
-    written = []
-    for dirpath, dirs, files in os.walk(stage.upper):
-        rel = os.path.relpath(dirpath, stage.upper)
-        written += [os.path.normpath(os.path.join(rel, f)) for f in files]
+    written = [rel for rel, _ in _staged_files(stage.upper)]
     stage.remove()
     shown = ", ".join(sorted(written)[:10]) + (f" and {len(written) - 10} more"
                                                 if len(written) > 10 else "")
