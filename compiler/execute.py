@@ -24,7 +24,7 @@ from .spec import Broker, Note, Rlimit, SandboxSpec, Sanitized, Stage
 from .supervise import ExecResult, supervise, warn
 
 
-def _rlimit_fn(spec: SandboxSpec, skip: tuple[str, ...] = ()):
+def _rlimit_fn(spec: SandboxSpec, skip: tuple[str, ...] = (), nproc_extra: int = 0):
     limits = [r for r in spec.of(Rlimit) if r.kind not in skip and r.kind != "stage"]
     if not limits:
         return None
@@ -38,7 +38,8 @@ def _rlimit_fn(spec: SandboxSpec, skip: tuple[str, ...] = ()):
         # an unprivileged user lacks, and setrlimit in the child would fail after
         # fork (an internal error). Lowering is always allowed.
         hard = resource.getrlimit(names[r.kind])[1]
-        value = r.value if hard == resource.RLIM_INFINITY else min(r.value, hard)
+        want = r.value + (nproc_extra if r.kind == "nproc" else 0)
+        value = want if hard == resource.RLIM_INFINITY else min(want, hard)
         pairs.append((names[r.kind], value))
 
     def apply() -> None:   # in the child, before exec of bwrap; inherited inside
@@ -71,6 +72,14 @@ def _run_limits(spec: SandboxSpec):
 
     by = {r.kind: r.value for r in spec.of(Rlimit)}
     return RunLimits(by.get("nproc"), by.get("as"), stage=by.get("stage"))
+
+
+def _no_cgroup(lims, degradations: list[Note]) -> None:
+    note = lims.no_cgroup_note()
+    if note is not None:
+        degradations.append(note)
+        if os.geteuid() == 0:
+            warn(note)      # root expected a cgroup; unprivileged: recorded only
 
 
 def _args_fd(args: list[str]) -> int:
@@ -251,11 +260,13 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
         for note in degradations[len(recovered) + len(spec.notes):]:
             warn(note)
         lims = _run_limits(spec)
+        _no_cgroup(lims, degradations)
         if stage is not None:
             lims.watch_stage(stage.upper)
         # A memory cgroup caps memory itself: then no address-space rlimit, which
         # breaks runtimes that reserve large virtual ranges (V8, the JVM, Go).
-        pre = _rlimit_fn(spec, skip=("as",) if "memory" in lims.enforced else ())
+        pre = _rlimit_fn(spec, skip=("as",) if "memory" in lims.enforced else (),
+                         nproc_extra=lims.nproc_extra())
         if stage is not None:
             pre = staging.preexec(stage, stage_w, then=pre)
         pre = lims.preexec(then=pre)        # first: nothing of the run escapes it
@@ -316,6 +327,7 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
         if stage is not None and not ran:
             stage.remove()      # the command never ran (or we were interrupted)
     return _with(result, network_decisions=decisions, stage=stage,
+                 stage_min_free=lims.stage_min_free if lims is not None else None,
                  degradations=result.degradations + late, secret_hits=hits)
 
 

@@ -29,9 +29,24 @@ import os
 import signal
 
 _CG = "/sys/fs/cgroup"
-# Unprivileged: the namespace count can never reach ``pids`` (RLIMIT_NPROC also
-# counts ringfence's own threads and the user's other processes); this close is a hit.
-_NS_MARGIN = 8
+# Processes of the sandbox that are not the command's: the outer bwrap and bwrap's
+# init (pid 1 of the sandbox's pid namespace, counted by _ns_count).
+_SANDBOX_OWN = 2
+
+
+def own_tasks() -> int:
+    """Tasks (threads included) of our real uid now: RLIMIT_NPROC counts them all, so
+    an unprivileged run's RLIMIT_NPROC is ``pids`` plus these (plus the sandbox's own
+    two), or a user with a browser open could not start a run at ``pids = 8``."""
+    uid, n = os.getuid(), 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.stat(f"/proc/{name}").st_uid == uid:
+                    n += len(os.listdir(f"/proc/{name}/task"))
+            except OSError:
+                pass
+    return n
 
 
 def _own_paths() -> dict[str, str]:
@@ -88,6 +103,7 @@ class RunLimits:
         self.pids, self.memory, self.stage = pids, memory, stage
         self.stage_at: str | None = None
         self.stage_free0 = 0
+        self.stage_min_free: int | None = None     # the least free seen while running
         self.dirs: list[str] = []
         self.pids_dir = self.mem_dir = None
         self.v2 = False
@@ -101,7 +117,8 @@ class RunLimits:
             d = self._make(os.path.join(v2, own[""].lstrip("/"), name))
             if d is not None:
                 self.v2 = True
-                ok = self._set(d, "pids.max", pids) and self._set(d, "memory.max", memory)
+                ok = (self._set(d, "pids.max", None if pids is None else pids + _SANDBOX_OWN)
+                      and self._set(d, "memory.max", memory))
                 if memory is not None:
                     self._set(d, "memory.swap.max", 0)
                 if ok:
@@ -117,7 +134,7 @@ class RunLimits:
             if d is None:
                 continue
             key = "pids.max" if ctrl == "pids" else "memory.limit_in_bytes"
-            if self._set(d, key, want):
+            if self._set(d, key, want + _SANDBOX_OWN if ctrl == "pids" else want):
                 if ctrl == "pids":
                     self.pids_dir = d
                 else:
@@ -148,15 +165,37 @@ class RunLimits:
         return bool(self.pids or self.memory or self.stage_at)
 
     def watch_stage(self, upper: str) -> None:
-        """Watch the growth of the stage's filesystem from now: the staged writes (and
-        anything else writing there, which only makes the cap stricter)."""
-        if self.stage is None:
-            return
+        """Watch the stage's filesystem from now: its growth against the stage cap (the
+        staged writes, and anything else writing there, which only makes the cap
+        stricter), and the least free space seen, so a filesystem that filled up and
+        was freed again during the run is still known to have cut a write."""
         try:
             st = os.statvfs(upper)
         except OSError:
             return
         self.stage_at, self.stage_free0 = upper, st.f_bavail * st.f_frsize
+        self.stage_min_free = self.stage_free0
+
+    def nproc_extra(self) -> int:
+        """RLIMIT_NPROC counts every task of the user (root is exempt): what to add to
+        ``pids`` so only the command's own processes count against it."""
+        if os.geteuid() == 0 or self.pids is None:
+            return 0
+        return own_tasks() + _SANDBOX_OWN
+
+    def no_cgroup_note(self):
+        """RF626 when a pids or memory limit has no cgroup: weaker limits are never
+        silent (the executor prints it for root and records it always)."""
+        missing = [k for k, want in (("pids", self.pids), ("memory", self.memory))
+                   if want is not None and k not in self.enforced]
+        if not missing:
+            return None
+        from .spec import Note
+
+        return Note("RF626", f"no cgroup for the run ({', '.join(missing)}): pids are "
+                             "RLIMIT_NPROC and a count of the sandbox's pid namespace; "
+                             "memory is RLIMIT_AS per process and sized tmpfs mounts "
+                             "(docs/sandbox.md)")
 
     @property
     def enforced(self) -> tuple[str, ...]:
@@ -187,7 +226,11 @@ class RunLimits:
         if self.stage_at is not None:
             try:
                 st = os.statvfs(self.stage_at)
-                if self.stage_free0 - st.f_bavail * st.f_frsize > self.stage:
+                free = st.f_bavail * st.f_frsize
+                if st.f_favail == 0:
+                    free = 0                    # out of inodes: as full
+                self.stage_min_free = min(self.stage_min_free, free)
+                if self.stage is not None and self.stage_free0 - free > self.stage:
                     return "stage"
             except OSError:
                 pass
@@ -200,7 +243,8 @@ class RunLimits:
             if _counter(_read(os.path.join(self.pids_dir, "pids.events")), "max"):
                 return "pids"
         elif self.pids is not None and child_pid:
-            if self._ns_count(child_pid) >= max(1, self.pids - _NS_MARGIN):
+            # The command's processes: the namespace's, but bwrap's init.
+            if self._ns_count(child_pid) - 1 >= self.pids:
                 return "pids"
         return None
 

@@ -32,6 +32,7 @@ TAIL_BYTES = 64 * 1024
 TIMEOUT_EXIT = 124          # as timeout(1)
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 WATCH_EVERY = 0.25          # seconds between two looks at the run's limits
+RELAY_EVERY = 0.05          # how soon the terminal relay sees the pipe emptied
 
 
 @record
@@ -52,6 +53,7 @@ class ExecResult:
     secret_hits: tuple = ()
     sandboxed: bool = True
     limit: str | None = None            # "pids" | "memory": a limit hit ended the run
+    stage_min_free: int | None = None   # the least free space the stage's fs had
 
 
 def warn(note: Note, stream: IO[str] | None = None) -> None:
@@ -151,6 +153,10 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
         from .ttyrelay import TtyRelay
 
         relay = TtyRelay(tty_in, proc.stdin)
+        if threading.current_thread() is threading.main_thread():
+            # In the background a read of the terminal must be EIO, never a stop that
+            # would freeze the timeout and limit watch (compiler/ttyrelay.py).
+            previous[signal.SIGTTIN] = signal.signal(signal.SIGTTIN, signal.SIG_IGN)
         relay.start(sel)
     deadline = None if timeout is None else start + timeout
     timed_out = False
@@ -161,7 +167,11 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
             if watch is not None:
                 wait = WATCH_EVERY if wait is None else min(wait, WATCH_EVERY)
+            if relay is not None and not relay.closed:
+                wait = RELAY_EVERY if wait is None else min(wait, RELAY_EVERY)
             events = sel.select(wait)
+            if relay is not None:
+                relay.tick()
             if watch is not None and hit is None and time.monotonic() >= next_look:
                 next_look = time.monotonic() + WATCH_EVERY      # never per output chunk
                 if hit := watch(child_pid(status)):

@@ -33,14 +33,19 @@ import threading
 from ringfence.rfcore.lazyre import lazy
 
 ESC = 0x1B
+BEL, CAN, SUB, DEL = 0x07, 0x18, 0x1A, 0x7F
 # The final byte after ESC that opens a control string; OSC may also end at BEL.
 _OPENERS = frozenset(b"]P_^X")
-# UTF-8 encodings of the C1 string openers (DCS, SOS, OSC, PM, APC) and of ST.
+# C1 string openers (DCS, SOS, OSC, PM, APC), raw or UTF-8 encoded (0xC2 + byte).
 _C1_OPENERS = frozenset((0x90, 0x98, 0x9D, 0x9E, 0x9F))
 _C1_ST = 0x9C
-BEL = 0x07
-_NORMAL_STOP = lazy(rb"[\x1b\xc2]")
-_STRING_STOP = lazy(rb"[\x07\x1b\xc2]")
+# Runs of bytes that can never change the filter's state from its ground state: C0
+# and ASCII but ESC, well-formed UTF-8 other than the encoded C1 controls (U+0080 to
+# U+009F), and bytes that are no lead and no C1 (a decoder shows U+FFFD).
+_SAFE = lazy(rb"(?:[\x00-\x1a\x1c-\x7f\xa0-\xbf\xc0\xc1\xf5-\xff]|\xc2[\xa0-\xbf]"
+             rb"|[\xc3-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}"
+             rb"|[\xf0-\xf4][\x80-\xbf]{3})+")
+_STRING_STOP = lazy(rb"[\x07\x18\x1a\x1b\x9c\xc2]")
 
 
 class TermGuard:
@@ -106,66 +111,113 @@ def sink_is_tty(sink) -> bool:
 
 
 class ControlStrings:
-    """A streaming filter that drops terminal control strings; ``removed`` counts them."""
+    """A streaming filter that drops terminal control strings; ``removed`` counts them.
 
-    NORMAL, ESC_SEEN, C2_SEEN, IN_STRING, IN_ESC, IN_C2 = range(6)
+    It follows the VT500 parser's states (the model xterm, VTE and xterm.js
+    implement), so it never passes a byte the terminal would take as the start of a
+    string: inside an escape sequence a C0 control is *executed* and the sequence
+    goes on (``ESC \\x01 ]`` is an OSC: the C0 byte is passed, the OSC dropped),
+    CAN and SUB cancel it, ESC restarts it. Raw 8-bit C1 bytes (0x80 to 0x9F where
+    no UTF-8 sequence expects a continuation byte) are removed: a string opener
+    (0x90 DCS, 0x9D OSC, ...) with its string, any other (0x9B CSI) alone. A string
+    ends at BEL, ST (``ESC \\``, 0x9C or its UTF-8 form), CAN or SUB; ending early
+    is always safe (the opener never reached the terminal), so the rest is shown as
+    text. The output is assumed UTF-8: a 0x80 to 0x9F byte that continues a UTF-8
+    character is text.
+    """
+
+    GROUND, ESCAPE, C2_SEEN, IN_STRING, IN_ESC, IN_C2 = range(6)
+    NORMAL = GROUND
 
     def __init__(self) -> None:
-        self.state = self.NORMAL
+        self.state = self.GROUND
+        self.cont = 0           # UTF-8 continuation bytes still expected (ground)
         self.removed = 0
 
     def feed(self, chunk: bytes) -> bytes:
-        if self.state == self.NORMAL and ESC not in chunk and 0xC2 not in chunk:
-            return chunk        # the common case: nothing to look at
+        if self.state == self.GROUND and not self.cont:
+            m = _SAFE.match(chunk)
+            if m is not None and m.end() == len(chunk):
+                return chunk    # the common case: nothing to look at
         out = bytearray()
-        st, i, n = self.state, 0, len(chunk)
+        st, cont, i, n = self.state, self.cont, 0, len(chunk)
         while i < n:
-            if st == self.NORMAL or st == self.IN_STRING:
-                # Jump to the next byte that can change the state.
-                m = (_NORMAL_STOP if st == self.NORMAL else _STRING_STOP).search(chunk, i)
-                j = m.start() if m else n
-                if st == self.NORMAL:
-                    out += chunk[i:j]
-                i = j
+            if st == self.GROUND and not cont:
+                m = _SAFE.match(chunk, i)
+                if m is not None:
+                    out += chunk[i:m.end()]
+                    i = m.end()
+                    if i == n:
+                        break
+            elif st == self.IN_STRING:
+                m = _STRING_STOP.search(chunk, i)
+                i = m.start() if m else n
                 if i == n:
                     break
             b = chunk[i]
             i += 1
-            if st == self.NORMAL:
-                st = self.ESC_SEEN if b == ESC else self.C2_SEEN
-            elif st == self.ESC_SEEN:
+            if st == self.GROUND:
+                if b == ESC:
+                    st, cont = self.ESCAPE, 0
+                elif b < 0x80:
+                    out.append(b)
+                    cont = 0
+                elif b <= 0xBF:
+                    if cont:
+                        out.append(b)
+                        cont -= 1
+                    elif b <= 0x9F:         # a raw 8-bit C1 control
+                        self.removed += 1
+                        if b in _C1_OPENERS:
+                            st = self.IN_STRING
+                    else:
+                        out.append(b)
+                elif b == 0xC2:
+                    st, cont = self.C2_SEEN, 0
+                else:
+                    out.append(b)
+                    cont = (1 if b <= 0xDF else 2 if b <= 0xEF else 3) if 0xC3 <= b <= 0xF4 else 0
+            elif st == self.ESCAPE:
                 if b in _OPENERS:
                     st, self.removed = self.IN_STRING, self.removed + 1
                 elif b == ESC:
-                    out.append(ESC)             # the first ESC was not an opener
-                elif b == 0xC2:
-                    out.append(ESC)
-                    st = self.C2_SEEN
-                else:
+                    pass                        # the first ESC was abandoned: dropped
+                elif b == CAN or b == SUB:
+                    out += bytes((ESC, b))      # cancelled: the terminal shows text next
+                    st = self.GROUND
+                elif b < 0x20 or b == DEL:
+                    out.append(b)               # executed; the escape goes on
+                elif b < 0x80:
                     out += bytes((ESC, b))      # CSI, charset selection, ...: kept
-                    st = self.NORMAL
+                    st = self.GROUND
+                else:       # a C1 or UTF-8 byte ends the escape; its ESC is dropped
+                    st = self.GROUND    # (never passed alone: a later byte could join it)
+                    i -= 1
             elif st == self.C2_SEEN:
                 if b in _C1_OPENERS:
                     st, self.removed = self.IN_STRING, self.removed + 1
-                elif b == ESC:
-                    out.append(0xC2)
-                    st = self.ESC_SEEN
-                elif b != 0xC2:
+                elif 0x80 <= b <= 0xBF:
                     out += bytes((0xC2, b))
-                    st = self.NORMAL
+                    st = self.GROUND
                 else:
                     out.append(0xC2)
+                    st = self.GROUND
+                    i -= 1
             elif st == self.IN_STRING:
-                st = {BEL: self.NORMAL, ESC: self.IN_ESC}.get(b, self.IN_C2)
+                if b in (BEL, CAN, SUB, _C1_ST):
+                    st = self.GROUND
+                else:
+                    st = self.IN_ESC if b == ESC else self.IN_C2
             elif st == self.IN_ESC:     # ESC \ is ST; any other ESC x: still dropping
-                st = self.NORMAL if b == 0x5C else (self.IN_ESC if b == ESC else self.IN_STRING)
+                st = (self.GROUND if b in (0x5C, CAN, SUB) else
+                      self.IN_ESC if b == ESC else self.IN_STRING)
             else:                       # IN_C2
-                st = self.NORMAL if b == _C1_ST else (
-                    self.IN_ESC if b == ESC else self.IN_STRING)
-        self.state = st
+                st = (self.GROUND if b in (_C1_ST, CAN, SUB) else
+                      self.IN_ESC if b == ESC else self.IN_STRING)
+        self.state, self.cont = st, cont
         return bytes(out)
 
     def flush(self) -> bytes:
         """Bytes held back at the end of the output (a lone ESC or 0xC2)."""
-        st, self.state = self.state, self.NORMAL
-        return {self.ESC_SEEN: b"\x1b", self.C2_SEEN: b"\xc2"}.get(st, b"")
+        st, self.state, self.cont = self.state, self.GROUND, 0
+        return {self.ESCAPE: b"\x1b", self.C2_SEEN: b"\xc2"}.get(st, b"")

@@ -12,8 +12,20 @@ record. Now the command's stdin is a pipe that ringfence feeds from the terminal
   change its mode; every byte it shows goes through stdout/stderr, filtered for
   the terminal (RF620) and kept in the ledger's tails;
 * the relay is part of the supervisor's select loop (no thread that would go on
-  reading the terminal after the run), reads the terminal only while the pipe has
-  room, and closes the pipe on the person's end-of-file (Ctrl-D).
+  reading the terminal after the run) and closes the pipe on the person's
+  end-of-file (Ctrl-D);
+* it reads the terminal only while ringfence is the terminal's foreground process
+  group (``tcgetpgrp == getpgrp``): ``ringfence run ... &`` is never stopped by
+  SIGTTIN (ignored during the run; a read in the background is EIO, a pause), so
+  the supervisor's timeout and limit watch go on, and what the person types then
+  belongs to their shell;
+* type-ahead: it reads the terminal only when the pipe is empty (FIONREAD), that is
+  when the command has read everything relayed so far. Bytes typed during the run
+  stay in the terminal for the shell, except at most ONE read's worth (one line, in
+  the terminal's cooked mode) that the relay had moved into the pipe and the
+  command never read: that line is lost when the run ends. (A pipe cannot tell
+  when its reader is waiting, so exactly "only as the command reads" is not
+  possible without handing over the terminal.)
 
 The command sees a pipe, not a terminal (``isatty(0)`` is false); the run records
 that it got a relayed terminal (RF625).
@@ -22,8 +34,11 @@ that it got a relayed terminal (RF625).
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import selectors
+import struct
+import termios
 
 RELAY = "ringfence-tty-relay"       # the selector key data of the relay's fds
 
@@ -42,17 +57,49 @@ class TtyRelay:
 
     def start(self, sel: selectors.BaseSelector) -> None:
         self.sel = sel
-        sel.register(self.tty, selectors.EVENT_READ, RELAY)
+        self.tick()
+
+    def foreground(self) -> bool:
+        try:
+            return os.tcgetpgrp(self.tty) == os.getpgrp()
+        except OSError as exc:
+            # ENOTTY: not our controlling terminal, so no job control applies to us
+            return exc.errno == errno.ENOTTY
+
+    def _pipe_empty(self) -> bool:
+        try:
+            buf = fcntl.ioctl(self.pipe, termios.FIONREAD, b"\0\0\0\0")
+            return struct.unpack("i", buf)[0] == 0
+        except OSError:
+            return True
+
+    def tick(self) -> None:
+        """Called on every turn of the supervisor's loop: start or stop reading the
+        terminal as ringfence enters or leaves the foreground and the pipe empties."""
+        if self.closed or self.pending or self.eof:
+            return
+        keys = self.sel.get_map()
+        want = self.foreground() and self._pipe_empty()
+        if want and self.tty not in keys:
+            self.sel.register(self.tty, selectors.EVENT_READ, RELAY)
+        elif not want and self.tty in keys:
+            self.sel.unregister(self.tty)
 
     def ready(self, fd: int) -> None:
         """One step for the fd the selector reported."""
         if self.closed:
             return
         if fd == self.tty:
+            if not self.foreground():
+                self.tick()     # in the background now: never read (SIGTTIN, EIO)
+                return
             try:
                 data = os.read(self.tty, 4096)
             except OSError as exc:
                 if exc.errno in (errno.EAGAIN, errno.EINTR):
+                    return
+                if exc.errno == errno.EIO and not self.foreground():
+                    self.tick()
                     return
                 data = b""      # EIO: the terminal hung up; that is end of input
             if not data:
@@ -74,13 +121,12 @@ class TtyRelay:
         if self.eof and not self.pending:
             self.stop()         # the person's Ctrl-D reaches the command as end of file
             return
-        # Read the terminal only while the pipe has room: never swallow type-ahead.
+        # Read the terminal again only when the command has read the pipe empty.
         keys = self.sel.get_map()
         if not self.pending and not self.eof:
             if self.pipe in keys:
                 self.sel.unregister(self.pipe)
-            if self.tty not in keys:
-                self.sel.register(self.tty, selectors.EVENT_READ, RELAY)
+            self.tick()
         else:
             if self.tty in keys:
                 self.sel.unregister(self.tty)

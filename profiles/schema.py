@@ -28,8 +28,13 @@ class _Coded(str):
 Check = Callable[[Any], "str | None"]   # returns an error message, or None if fine
 
 
+_NUL = "must not contain a NUL byte (no path, name or value can hold one)"
+
+
 def _is_str(v: Any) -> str | None:
-    return None if isinstance(v, str) else f"must be a string, not {_tname(v)}"
+    if isinstance(v, str):
+        return _NUL if "\0" in v else None
+    return f"must be a string, not {_tname(v)}"
 
 
 def _is_bool(v: Any) -> str | None:
@@ -63,6 +68,8 @@ def _str_list(item: Check | None = None) -> Check:
         for i, x in enumerate(v):
             if not isinstance(x, str):
                 return f"[{i}] must be a string, not {_tname(x)}"
+            if "\0" in x:
+                return f"[{i}] {_NUL}"
             if item is not None and (msg := item(x)) is not None:
                 return f"[{i}] {msg}"
         return None
@@ -77,6 +84,8 @@ def _path(*, relative_ok: bool) -> Check:
     def check(p: str) -> str | None:
         if not p:
             return "must not be empty"
+        if "\0" in p:
+            return _NUL
         for name in _TEMPLATE.findall(p):
             if name not in ("workspace", "tooling"):
                 return f"{p!r}: unknown placeholder {{{name}}} (use {{workspace}} or {{tooling}})"
@@ -106,6 +115,8 @@ def _env_set(v: Any) -> str | None:
             return f"{k!r} is not a valid environment variable name"
         if not isinstance(x, str):
             return f"{k}: value must be a string, not {_tname(x)}"
+        if "\0" in x:
+            return f"{k}: {_NUL}"
     return None
 
 

@@ -18,6 +18,7 @@ EXIT_LINT = 1
 EXIT_WAITING = 75
 EXIT_DENIED = 77
 EXIT_UNSAFE = 125
+EXIT_LIMIT = 137           # a limit ended the run (state `limit`), whatever the command's status
 
 
 class RingfenceError(Exception):

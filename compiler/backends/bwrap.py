@@ -81,6 +81,7 @@ def render(spec: SandboxSpec, argv: Sequence[str], *, bwrap: str = "bwrap",
     env = {} if env is None else env
     proxy = spec.proxy
     out: list[str] = [bwrap]
+    sizes = tmpfs_sizes(spec)
     for op in spec.ops:
         if isinstance(op, UnshareAll):
             # --unshare-user explicitly: as root, --unshare-all only *tries* it, and
@@ -99,7 +100,7 @@ def render(spec: SandboxSpec, argv: Sequence[str], *, bwrap: str = "bwrap",
         elif isinstance(op, Bind):
             out += ["--bind-try" if op.may_be_missing else "--bind", op.src, op.dst]
         elif isinstance(op, Tmpfs):
-            out += ["--tmpfs", op.dst]
+            out += ["--size", str(sizes.get(op.dst, sizes[""])), "--tmpfs", op.dst]
         elif isinstance(op, DevNullOver):
             out += ["--ro-bind", "/dev/null", op.dst]
         elif isinstance(op, Sanitized):
@@ -109,7 +110,11 @@ def render(spec: SandboxSpec, argv: Sequence[str], *, bwrap: str = "bwrap",
         elif isinstance(op, Proc):
             out += ["--proc", op.dst]
         elif isinstance(op, Dev):
-            out += ["--dev", op.dst]
+            # bwrap's /dev is an unsized tmpfs the sandbox can write (and /dev/shm a
+            # dir on it): a sized tmpfs on /dev/shm, then /dev itself read-only.
+            shm = op.dst.rstrip("/") + "/shm"
+            out += ["--dev", op.dst, "--size", str(sizes[shm]), "--tmpfs", shm,
+                    "--remount-ro", op.dst]
         elif isinstance(op, ClearEnv):
             if inline_env:
                 out.append("--clearenv")
@@ -147,3 +152,21 @@ def render(spec: SandboxSpec, argv: Sequence[str], *, bwrap: str = "bwrap",
                 "--handoff-fd", str(handoff_fd), "--"]
     out += list(argv)
     return out
+
+
+DEFAULT_TMPFS_MB = 1024     # a spec with no memory or stage limit (an API caller's)
+
+
+def tmpfs_sizes(spec) -> dict[str, int]:
+    """Bytes each tmpfs of the sandbox may hold (bwrap ``--size``): without a cgroup a
+    tmpfs is host RAM nothing else caps (issue 23 review). The budget B is the run's
+    memory limit (else its stage cap, else DEFAULT_TMPFS_MB): ``/tmp`` B/2,
+    ``/dev/shm`` B/4, and the last quarter shared by every other tmpfs (the masked
+    home, ``/run``, masked dirs; key ``""``), at least 1 MiB each: together at most
+    B plus 1 MiB per mount. docs/sandbox.md states it."""
+    by = {r.kind: r.value for r in spec.of(Rlimit)}
+    budget = by.get("as") or by.get("stage") or DEFAULT_TMPFS_MB << 20
+    floor = 1 << 20
+    others = sum(1 for op in spec.of(Tmpfs) if op.dst != "/tmp") or 1
+    return {"/tmp": max(floor, budget // 2), "/dev/shm": max(floor, budget // 4),
+            "": max(floor, budget // 4 // others)}

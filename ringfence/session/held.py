@@ -42,8 +42,13 @@ def pend_held(req, ledger, streams, run_id: str, result) -> ap.Approval:
                   session=req.session)
     from ringfence.session.request import safe
 
-    streams.say(f"ringfence: {len(held)} change(s) to files the host obeys were HELD, not "
-                f"applied (run {run_id}); everything else was applied:")
+    if getattr(result, "status", None) == "limit" or getattr(result, "outcome", None) in (
+            "timeout", "signal"):
+        streams.say(f"ringfence: the run was killed ({result.outcome}): NONE of its "
+                    f"{len(held)} change(s) were applied; they are HELD (run {run_id}):")
+    else:
+        streams.say(f"ringfence: {len(held)} change(s) to files the host obeys were HELD, "
+                    f"not applied (run {run_id}); everything else was applied:")
     for h in held[:20]:
         streams.say(f"  held: {safe(h['path'])}: {safe(h['why'] or '')}")
     if len(held) > 20:

@@ -23,7 +23,7 @@ import shlex
 from ringfence.rfcore.records import field, record
 from typing import IO, Mapping, Sequence
 
-from ringfence.rfcore.errors import EXIT_DENIED, EXIT_WAITING, UsageError
+from ringfence.rfcore.errors import EXIT_DENIED, EXIT_LIMIT, EXIT_WAITING, UsageError
 
 
 @record
@@ -204,7 +204,8 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
     res = execute(p.spec, p.argv, host=p.host, env=p.env, timeout=limit, stdin=stdin,
                   capture=capture, out=out, err=err, recovered=p.recovered)
     changes, held, kept, late = None, (), None, ()
-    cut = res.stage is not None and _stage_cut(res.stage)
+    res = _apparent_over(res, p.profile.limits)
+    cut = res.stage is not None and _stage_cut(res.stage, res.stage_min_free)
     if cut:
         late = (cut,)
         from ringfence.rfcore.records import replace
@@ -224,7 +225,7 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
                 warn(Note("RF644", f"could not record the run before settling ({exc})"))
         rel_hits = tuple(h for h in res.secret_hits if not h.startswith("/"))
         try:
-            settled = settle(res.stage, p.profile, p.env, rel_hits)
+            settled = settle(res.stage, p.profile, p.env, rel_hits, hold_all=_killed(res))
         except OSError as exc:
             # The sandbox is gone; its writes are still in the upper dir. Keep them
             # (the next run and `doctor` report the stage, RF642), never half-apply
@@ -259,11 +260,68 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
         status = "aborted"        # SPEC §5's state; the outcome field says why
     else:
         status = "completed" if res.exit_code == 0 else "failed"
-    return RunResult(res.exit_code, status, p.profile.name, p.decision, p.reasons,
+    code = EXIT_LIMIT if status == "limit" else res.exit_code   # docs/exit-codes.md
+    return RunResult(code, status, p.profile.name, p.decision, p.reasons,
                      p.verdict, p.spec.digest(), res.sandboxed, res.duration,
                      res.stdout_tail, res.stderr_tail, res.stdout, res.stderr,
                      res.network_decisions, res.degradations + tuple(late), changes, held,
                      kept, outcome)
+
+
+def _apparent_over(res, limits):
+    """A stage holding more *apparent* bytes than ``stage_mb`` (sparse files cost no
+    blocks while running, but are data once applied) is a stage limit hit."""
+    from ringfence.rfcore.records import replace
+
+    if res.limit:
+        return res
+    if res.sandboxed and res.exit_code == 128 + 25:         # SIGXFSZ killed the command
+        return replace(res, limit="file_size")
+    cap, fsize = getattr(limits, "stage_mb", None), getattr(limits, "file_size_mb", None)
+    if res.stage is None or (cap is None and fsize is None):
+        return res
+    total = 0
+    for _, size in _staged_files(res.stage.upper):
+        total += size
+        if cap is not None and total > cap * 1024 * 1024:
+            return replace(res, limit="stage")
+        if fsize is not None and size == fsize * 1024 * 1024:
+            # RLIMIT_FSIZE stopped a write exactly here (EFBIG): the file is cut.
+            return replace(res, limit="file_size")
+    return res
+
+
+def _staged_files(upper: str):
+    """(relative path, size) of every non-directory in the upper dir; iterative, so a
+    tree of any depth is fine (os.walk recurses)."""
+    stack = [("", upper)]
+    while stack:
+        rel, path = stack.pop()
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            continue
+        for e in entries:
+            r = f"{rel}/{e.name}" if rel else e.name
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    stack.append((r, e.path))
+                else:
+                    yield r, e.stat(follow_symlinks=False).st_size
+            except OSError:
+                continue
+
+
+def _killed(res) -> str | None:
+    """Why the run was killed before it ended on its own (its writes may be cut), or
+    None. Such a run's writes are held, never applied (RF627)."""
+    if res.limit:
+        return f"its {res.limit} limit was hit"
+    if res.timed_out:
+        return "it timed out"
+    if res.signal is not None:
+        return f"ringfence received signal {res.signal}"
+    return None
 
 
 def _limit_note(kind: str, limits):
@@ -271,14 +329,19 @@ def _limit_note(kind: str, limits):
     from ringfence.compiler.spec import Note
 
     value = {"pids": limits.pids, "memory": f"{limits.memory_mb} MiB",
-             "stage": f"{getattr(limits, 'stage_mb', None)} MiB"}.get(kind, "?")
-    note = Note("RF624", f"the run hit its {kind} limit ({value}); the whole sandbox was "
-                         "killed")
+             "stage": f"{getattr(limits, 'stage_mb', None)} MiB",
+             "file_size": f"{limits.file_size_mb} MiB"}.get(kind, "?")
+    if kind == "file_size":
+        note = Note("RF628", f"a write reached the file-size limit ({value}, "
+                             "limits.file_size_mb): the file is cut; the run ends as a limit")
+    else:
+        note = Note("RF624", f"the run hit its {kind} limit ({value}); the whole sandbox "
+                             "was killed")
     warn(note)
     return note
 
 
-def _stage_cut(stage):
+def _stage_cut(stage, min_free=None):
     """The stage filled its filesystem: a write was cut (ENOSPC). Nothing of the run is
     applied (a truncated file must never replace a good one). The stage is removed to
     give the space back, so the run's record can be written at all (a full state dir
@@ -287,13 +350,11 @@ def _stage_cut(stage):
     from ringfence.compiler.execute import warn
     from ringfence.compiler.spec import Note
 
-    if not staging.exhausted(stage):
+    low = min_free is not None and min_free < staging.FULL_MARGIN
+    if not (low or staging.exhausted(stage)):
         return None
     where = os.path.dirname(os.path.dirname(stage.path))
-    written = []
-    for dirpath, dirs, files in os.walk(stage.upper):
-        rel = os.path.relpath(dirpath, stage.upper)
-        written += [os.path.normpath(os.path.join(rel, f)) for f in files]
+    written = [rel for rel, _ in _staged_files(stage.upper)]
     stage.remove()
     shown = ", ".join(sorted(written)[:10]) + (f" and {len(written) - 10} more"
                                                 if len(written) > 10 else "")

@@ -154,7 +154,7 @@ def create(state: str, workspace: str) -> Stage:
 # (nearly) full had a write cut for stage space (RF623): recorded as `limit`, never
 # `completed` with a truncated file.
 STAGE_MIN_FREE_MB = 16
-_FULL_MARGIN = 256 * 1024
+FULL_MARGIN = 256 * 1024
 
 
 def free_space(path: str) -> tuple[int, int]:
@@ -187,7 +187,7 @@ def exhausted(stage: Stage) -> bool:
         free, inodes = free_space(stage.upper)
     except OSError:
         return False
-    return free < _FULL_MARGIN or inodes == 0
+    return free < FULL_MARGIN or inodes == 0
 
 
 def leftovers(state: str) -> list[dict]:
@@ -256,11 +256,22 @@ def recover(state: str) -> list:
             continue
         if meta.get("runtime_dir"):
             remove_tree(meta["runtime_dir"])
-        s.write_meta(state="interrupted", runtime_dir=None)
-        what = ("never applied to" if meta.get("state") == "running" else
-                "killed while being applied to (what is left was not applied)")
-        notes.append(Note("RF642", f"an interrupted run (pid {meta.get('pid')}) left its "
-                          f"staged writes, {what} {s.workspace}, in {s.path}"))
+        from ringfence.staging.copyin import replay_journal
+
+        applied = replay_journal(s.path, s.workspace)
+        s.write_meta(state="interrupted", runtime_dir=None, applied=applied)
+        if applied:
+            shown = ", ".join(applied[:10]) + (f" and {len(applied) - 10} more"
+                                               if len(applied) > 10 else "")
+            notes.append(Note("RF642", f"an interrupted run (pid {meta.get('pid')}) was "
+                              f"killed while its writes were being applied: partly applied "
+                              f"to {s.workspace} ({len(applied)} path(s): {shown}); the rest "
+                              f"is kept, not applied, in {s.path}"))
+        else:
+            what = ("never applied to" if meta.get("state") == "running" else
+                    "killed while being applied to, before any reached")
+            notes.append(Note("RF642", f"an interrupted run (pid {meta.get('pid')}) left "
+                              f"its staged writes, {what} {s.workspace}, in {s.path}"))
     return notes
 
 
@@ -285,6 +296,9 @@ def _remove_dead_trash(root: str, name: str) -> None:
     pid = name[len(TRASH):].split("-", 1)[0]
     if pid.isdigit() and int(pid) != os.getpid() and proc_start(int(pid)) is None:
         remove_trash(os.path.join(root, name))
+
+
+APPLY_JOURNAL = "applying"      # ringfence/staging/copyin.py Journal
 
 
 def proc_start(pid: int) -> str | None:

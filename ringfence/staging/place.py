@@ -96,12 +96,16 @@ def _remove(dfd: int, name: str) -> None:
         os.unlink(name, dir_fd=dfd)
 
 
-def _copy_into(src: str, dfd: int, name: str) -> None:
+def _copy_into(src: str, dfd: int, name: str, journal=None, rel: str = "") -> None:
     """Cross-filesystem fallback of a rename: copy ``src`` to ``name`` in ``dfd``
-    (iterative; links copied as links; only files, dirs and links are carried)."""
-    todo = [(src, os.dup(dfd), name)]
+    (iterative; links copied as links; only files, dirs and links are carried).
+    Files are written unnamed and sparse (``staging/copyin.py``): a SIGKILL leaves no
+    placeholder name. ``rel``: the workspace path of ``name`` (for the journal)."""
+    from ringfence.staging.copyin import copy_file
+
+    todo = [(src, os.dup(dfd), name, rel or name)]
     while todo:
-        s, fd, n = todo.pop()
+        s, fd, n, r = todo.pop()
         try:
             st = os.lstat(s)
             mode = stat.S_IMODE(st.st_mode) & ~PRIV_BITS
@@ -117,37 +121,25 @@ def _copy_into(src: str, dfd: int, name: str) -> None:
                               dir_fd=fd)
                 try:
                     for e in os.scandir(s):
-                        todo.append((e.path, os.dup(sub), e.name))
+                        todo.append((e.path, os.dup(sub), e.name, f"{r}/{e.name}"))
                 finally:
                     os.close(sub)
             elif stat.S_ISREG(st.st_mode):
-                _copy_file(s, fd, n, mode)
+                copy_file(s, fd, n, mode, journal, r)
         finally:
             os.close(fd)
 
 
-def _copy_file(src: str, dfd: int, name: str, mode: int) -> None:
-    tmp = f".{name}.rf-{os.getpid()}"
-    out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                  mode, dir_fd=dfd)
-    try:
-        with open(src, "rb") as fh:
-            while chunk := fh.read(1 << 20):
-                os.write(out, chunk)
-        os.fchmod(out, mode)
-    finally:
-        os.close(out)
-    os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
 
 
-def _move(upper: str, rel: str, dfd: int, name: str) -> None:
+def _move(upper: str, rel: str, dfd: int, name: str, journal=None) -> None:
     src = os.path.join(upper, rel)
     strip(src)
     try:
         os.rename(src, name, dst_dir_fd=dfd)
     except OSError as exc:
         if exc.errno == errno.EXDEV:
-            _copy_into(src, dfd, name)
+            _copy_into(src, dfd, name, journal, rel)
         elif exc.errno in (errno.EISDIR, errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
             _remove(dfd, name)
             os.rename(src, name, dst_dir_fd=dfd)
@@ -155,7 +147,7 @@ def _move(upper: str, rel: str, dfd: int, name: str) -> None:
             raise
 
 
-def apply_action(a, upper: str, ws_fd: int) -> None:          # a: apply.Action
+def apply_action(a, upper: str, ws_fd: int, journal=None) -> None:   # a: apply.Action
     dfd, name = _open_parent(ws_fd, a.path)
     try:
         if a.op == "delete":
@@ -169,24 +161,29 @@ def apply_action(a, upper: str, ws_fd: int) -> None:          # a: apply.Action
                     raise
         elif a.op == "replace":
             _remove(dfd, name)
-            _move(upper, a.path, dfd, name)
+            _move(upper, a.path, dfd, name, journal)
         else:
-            _move(upper, a.path, dfd, name)
+            _move(upper, a.path, dfd, name, journal)
     finally:
         os.close(dfd)
 
 
-def apply_plan(p, upper: str, workspace: str, *, held: bool = False) -> list[tuple[str, str]]:
+def apply_plan(p, upper: str, workspace: str, *, held: bool = False,
+               journal: str | None = None) -> list[tuple[str, str]]:
     """Apply ``p``'s actions (an ``apply.Plan``; the held ones only with ``held=True``);
-    [(path, error)]."""
+    [(path, error)]. ``journal``: the stage's apply journal (``staging/copyin.py``)."""
+    from ringfence.staging.copyin import Journal
+
     failed: list[tuple[str, str]] = []
     ws_fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    jr = Journal(journal)
     try:
         for a in p.actions:
             if bool(a.held) != held and not (held and a.op == "mkdir"):
                 continue
             try:
-                apply_action(a, upper, ws_fd)
+                apply_action(a, upper, ws_fd, jr)
+                jr.note("applied", a.path)
             except OSError as exc:
                 why = ("a symbolic link on the way (not followed)"
                        if exc.errno in (errno.ELOOP, errno.ENOTDIR) else
@@ -194,4 +191,5 @@ def apply_plan(p, upper: str, workspace: str, *, held: bool = False) -> list[tup
                 failed.append((a.path, why))
     finally:
         os.close(ws_fd)
+        jr.close()
     return failed

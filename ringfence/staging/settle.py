@@ -182,12 +182,14 @@ def _bound(env: Mapping[str, str] | None) -> float:
 
 
 def settle(stage: stg.Stage, profile=None, env: Mapping[str, str] | None = None,
-           secret_hits=()) -> Settled:
+           secret_hits=(), hold_all: str | None = None) -> Settled:
     """Never raises: a stage that cannot be planned or applied is kept whole, the
     error recorded (RF644 in the change record's ``settle_error``), and ``doctor``
-    lists it."""
+    lists it. ``hold_all``: the run was killed (a limit, its timeout, a signal): a
+    file may be half-written, so NOTHING is applied; every change is held for a
+    person, with this reason (RF627), and listed in ``not_applied``."""
     try:
-        return _settle(stage, profile, env, secret_hits)
+        return _settle(stage, profile, env, secret_hits, hold_all)
     except Exception as exc:      # noqa: BLE001 - a settle bug must not lose the run
         from ringfence.staging.apply import Overrun
 
@@ -204,7 +206,7 @@ def settle(stage: stg.Stage, profile=None, env: Mapping[str, str] | None = None,
         return Settled(changes, (), (Note("RF644", msg[len("RF644: "):]),), stage.path)
 
 
-def _settle(stage: stg.Stage, profile, env, secret_hits=()) -> Settled:
+def _settle(stage: stg.Stage, profile, env, secret_hits=(), hold_all=None) -> Settled:
     import time
 
     if stage.untouched():
@@ -228,15 +230,26 @@ def _settle(stage: stg.Stage, profile, env, secret_hits=()) -> Settled:
         return Settled({"created": [], "modified": [], "deleted": [], "capped": True,
                         "unreadable_dirs": 1, "staged": True, "stage": stage.id},
                        (), (note,), stage.path)
-    failed = apply_plan(p, stage.upper, ws)
+    if hold_all:
+        from ringfence.rfcore.records import replace
+
+        p.actions = [a if a.held else replace(a, held=hold_all) for a in p.actions]
+    failed = apply_plan(p, stage.upper, ws, journal=os.path.join(stage.path, stg.APPLY_JOURNAL))
     notes = [Note("RF643", f"{path}: not applied: {why}; kept in the stage {stage.path}")
              for path, why in failed]
     held = [{"path": a.path, "op": a.op, "why": a.held} for a in p.held]
-    changes = _record(stage, p.created, p.modified, p.deleted, held, failed)
+    unapplied = failed
+    if hold_all:
+        unapplied = failed + [(x, hold_all) for x in sorted(
+            {*p.created, *p.modified, *p.deleted} - {f for f, _ in failed})]
+        notes.append(Note("RF627", f"the run was killed ({hold_all}): none of its "
+                                   f"{len(unapplied)} change(s) were applied; they are "
+                                   "held for review"))
+    changes = _record(stage, p.created, p.modified, p.deleted, held, unapplied)
     if held or failed:
         stage.write_meta(state="held", held=[_action_json(a) for a in p.held],
                          not_applied=[x for x, _ in failed])
-        for h in held:
+        for h in held if not hold_all else ():
             notes.append(Note("RF641", f"held for review: {h['path']} ({h['why']})"))
         return Settled(changes, tuple(held), tuple(notes), stage.path)
     stage.discard()
@@ -264,7 +277,8 @@ def apply_held(stage: stg.Stage) -> list[tuple[str, str]]:
     from ringfence.staging.apply import apply_plan
 
     p = held_plan(stage)
-    failed = apply_plan(p, stage.upper, stage.workspace, held=True)
+    failed = apply_plan(p, stage.upper, stage.workspace, held=True,
+                        journal=os.path.join(stage.path, stg.APPLY_JOURNAL))
     if not failed:
         stage.remove()
     else:

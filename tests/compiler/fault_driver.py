@@ -48,7 +48,7 @@ def preexec_fails():
     """A preexec step (rlimits) that raises in the child after fork."""
     from ringfence.compiler import execute
 
-    def fn(_spec, skip=()):
+    def fn(_spec, skip=(), **_kw):
         def apply():
             raise ValueError("injected: setrlimit failed in the child")
         return apply

@@ -246,11 +246,31 @@ def test_a_write_cut_for_stage_space_is_a_limit_never_completed(box, tiny_home):
     assert "RF623" in r.stderr and "Traceback" not in r.stderr, r.stderr
     row = last_run(box, env)
     assert (row["state"], row["outcome"]) == ("limit", "stage_space")
+    assert r.returncode == 137                      # every limit (docs/exit-codes.md)
     assert any(d["code"] == "RF623" for d in row["degradations"])
     assert (box.ws / "big").read_text() == "the good version\n"    # never the cut one
     assert "discarded: big" in r.stderr                             # said what it was
     assert not os.listdir(home / "stage")                           # space given back
     assert gone(mark) == [] and host_mounts_under(box.ws) == []
+
+
+@root_only
+def test_a_stage_that_filled_up_and_was_freed_is_still_a_cut(box, tiny_home):
+    """Review i23b: fill the stage, write the victim (cut to 0 bytes), free the filler:
+    at the end the filesystem has room, but a write was cut. The watch saw the floor."""
+    home = tiny_home("24m")
+    env = box.env(RINGFENCE_HOME=str(home))
+    (box.ws / "victim").write_text("the good version\n")
+    mark = marker()
+    r = subprocess.run([*CLI, "run", "-p", "build", "-w", str(box.ws), "-c",
+                        f"head -c 30000000 /dev/zero > filler; sleep 1; "
+                        f": > victim; echo new >> victim; rm -f filler; true # {mark}"],
+                       cwd=box.ws, env=env, capture_output=True, text=True, timeout=120)
+    assert "RF623" in r.stderr, r.stderr
+    row = last_run(box, env)
+    assert (row["state"], row["outcome"]) == ("limit", "stage_space"), row
+    assert (box.ws / "victim").read_text() == "the good version\n"
+    assert gone(mark) == []
 
 
 @root_only
@@ -438,4 +458,6 @@ def test_the_stage_cap_ends_a_runaway_write(box):
     assert "RF624" in r.stderr, r.stderr
     row = last_run(box)
     assert (row["state"], row["outcome"]) == ("limit", "stage")
-    assert_clean(box, mark)
+    # A killed run's writes are held for review (RF627), never applied.
+    assert not (box.ws / "big").exists()
+    assert_clean(box, mark, stages=1)

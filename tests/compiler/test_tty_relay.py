@@ -102,3 +102,81 @@ def test_a_pipe_or_file_on_stdin_is_passed_as_before(box):
                        cwd=box.ws, env=box.env(), input=b"plain input\n",
                        capture_output=True, timeout=60)
     assert r.returncode == 0 and r.stdout == b"plain input\n"
+
+
+# --- review i23b: a background ringfence never reads the terminal -------------------------
+
+BACKGROUND = r"""
+import os, select, signal, sys
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+where, slave, cli = sys.argv[1], sys.argv[2], sys.argv[3:]
+os.setsid()
+fd = os.open(slave, os.O_RDWR)          # the session's controlling terminal now
+pid = os.fork()
+if pid == 0:
+    os.setpgid(0, 0)                    # `ringfence run ... &`: not the foreground group
+    if where == "fg":
+        os.tcsetpgrp(fd, os.getpgrp())
+    signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+    for n in (0, 1, 2):
+        os.dup2(fd, n)
+    os.execvp(cli[0], cli)
+_, status = os.waitpid(pid, 0)
+os.tcsetpgrp(fd, os.getpgrp())          # the shell is in the foreground again
+os.set_blocking(fd, False)
+left = b""
+if select.select([fd], [], [], 1.0)[0]:
+    try:
+        left = os.read(fd, 100)
+    except OSError:
+        pass
+print(f"exit={os.waitstatus_to_exitcode(status)} left={left!r}", file=sys.stderr)
+"""
+
+
+def test_a_background_run_is_not_stopped_by_input_and_keeps_its_timeout(box, tmp_path):
+    import sys
+
+    prof = tmp_path / "p.toml"
+    prof.write_text('extends = "strict"\n[limits]\ntimeout = 3\n', encoding="utf-8")
+    master, slave = os.openpty()
+    name = os.ttyname(slave)
+    proc = subprocess.Popen([sys.executable, "-c", BACKGROUND, "bg", name, *CLI, "run", "-p",
+                             str(prof), "-w", str(box.ws), "-c", "sleep 30"],
+                            cwd=box.ws, env=box.env(), stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    os.write(master, b"hello\n")                # typed while ringfence runs in the background
+    try:
+        _, err = proc.communicate(timeout=60)   # before: stopped by SIGTTIN, past its timeout
+    finally:
+        if proc.poll() is None:
+            proc.kill()     # the session ends: its orphaned, stopped group gets SIGHUP
+            proc.wait()
+        os.close(master)
+        os.close(slave)
+    assert "exit=124" in err, err
+    assert "left=b'hello\\n'" in err, err       # the type-ahead is still the shell's
+
+
+def test_type_ahead_a_command_never_reads_stays_the_shells_but_one_line(box):
+    """Documented bound (compiler/ttyrelay.py): the relay reads the terminal only when
+    the pipe is empty, so of the lines typed during a run whose command never reads
+    stdin, at most the first is lost; the rest stays in the terminal for the shell."""
+    import sys
+
+    master, slave = os.openpty()
+    proc = subprocess.Popen([sys.executable, "-c", BACKGROUND, "fg", os.ttyname(slave), *CLI,
+                             "run", "-p", "strict", "-w", str(box.ws), "-c", "sleep 3"],
+                            cwd=box.ws, env=box.env(), stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    os.write(master, b"one\ntwo\nthree\n")
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+        os.close(slave)
+    assert "exit=0" in err, err
+    assert "left=b'two\\n'" in err, err       # the shell reads on: two, then three
