@@ -80,6 +80,27 @@ def _moves_out(verdict) -> str | None:
     return None
 
 
+def _launched(cap, verdict) -> str | None:
+    """A launcher gives the reader operands at run time (`xargs cat`: RF202), or a
+    wrapper runs it elsewhere (`env -C ..`, `env --chdir=..`): the argv is not all."""
+    span = tuple(cap.span)
+    for f in verdict.findings:
+        if not (f.span[0] < span[1] and span[0] < f.span[1]):
+            continue
+        if f.code == "RF202":
+            return "gets its operands at run time from a launcher"
+        if f.code == "RF201":
+            from ringfence.classifier.parse import parse
+
+            for cmd in parse(verdict.command[span[0]:span[1]]).commands:
+                for w in cmd.words:
+                    v = w.value
+                    if not w.static or v.startswith("--ch") or (
+                            v[:1] == "-" and v[1:2] != "-" and "C" in v):
+                        return f"runs under a wrapper that may change directory (`{v}`)"
+    return None
+
+
 def cwd_outside(cwd: str | None, workspace: str | None, home: str | None) -> str | None:
     """The working directory is not inside the project (or the project is / or home)."""
     import os
@@ -100,7 +121,8 @@ def reads_outside(cap, verdict=None, *, cwd: str | None = None,
     outside its working directory, or an opaque option), or None."""
     if not cap.argv or cap.argv[0].rsplit("/", 1)[-1] not in READERS:
         return None
-    where = cwd_outside(cwd, workspace, home) or (_moves_out(verdict) if verdict else None)
+    where = cwd_outside(cwd, workspace, home) or (
+        (_moves_out(verdict) or _launched(cap, verdict)) if verdict else None)
     if where:
         return where
     import os

@@ -59,7 +59,8 @@ READERS: dict[str, Reader] = {
              "--engine --dfa-size-limit --regex-size-limit",
              "-f --file --pre --pre-glob -z --search-zip --ignore-file --hostname-bin"),
     "file": _r("-F --separator -e --exclude --exclude-quiet -P --parameter",
-               "-m --magic-file -C --compile -f --files-from"),
+               "-m --magic-file -C --compile -f --files-from -z --uncompress -Z "
+               "--uncompress-noreport"),
     "sort": _r("-k --key -t --field-separator -S --buffer-size --parallel --batch-size",
                "-o --output -T --temporary-directory --compress-program --files0-from "
                "--random-source"),
@@ -107,6 +108,12 @@ def scan(prog: str, argv) -> tuple[str | None, list[str], list[str]]:
     """(the first opaque option as written, or None; option values; operands) of
     ``argv`` (after the program name) as ``prog`` parses it. A program without a
     row here gets every word as an operand."""
+    if prog == "git":
+        # git's parse-options takes any unique prefix: `git log --outp=x` writes x
+        out = next((a for a in argv if len(a.split("=", 1)[0]) >= 4 and
+                    "--output".startswith(a.split("=", 1)[0])), None)
+        if out is not None:
+            return out, [], list(argv)
     row = READERS.get(prog)
     words = tuple(Word(a, a, (0, 0)) for a in argv)
     if row is None:

@@ -142,3 +142,19 @@ CD_ESCAPES = ('"cd" .. && cat secret', "\\cd .. && cat secret", "c'd' .. && cat 
 @pytest.mark.parametrize("command", CD_ESCAPES)
 def test_a_directory_change_by_any_spelling_is_never_a_project_read(env, ws, command):
     assert decide(env, command, ws) != "allow", command
+
+
+# Found on the adversarial pass: a wrapper or launcher that moves the read, a
+# decompressing `file -z`, and git's abbreviated `--output`.
+@pytest.mark.parametrize("command", ("env -C .. cat secret", "env --chdir=.. cat secret",
+                                     "env -iC.. cat secret", "echo ../secret | xargs cat",
+                                     "file -z README", "file --uncompress README",
+                                     "git log --outp=out", "git diff --ou=out"))
+def test_a_wrapper_launcher_or_hidden_output_is_never_a_project_read(env, ws, command):
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    assert as_claude_runs(env, command, ws) != "allow", command
+    assert not (ws / "out").exists()
+
+
+def test_a_harmless_wrapper_still_reads_in_the_project(env, ws):
+    assert decide(env, "timeout 5 cat README", ws) == "allow"
