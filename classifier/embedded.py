@@ -69,6 +69,14 @@ def sed_writes(s: str) -> list[str]:
     return out
 
 
+def sed_reads(s: str) -> list[str] | None:
+    """The files a sed script reads besides its input: the `r FILE`/`R FILE`
+    commands (GNU sed reads FILE to the end of the line). None when the scanner
+    cannot follow the script."""
+    out: list[str] = []
+    return None if _sed_scan(s, None, out) == UNKNOWN else out
+
+
 def _file_name(s: str, i: int, writes: list[str] | None) -> int:
     """Skip a `w`/`r` file name (to the end of the line); record it for a write."""
     j = s.find("\n", i)
@@ -78,7 +86,7 @@ def _file_name(s: str, i: int, writes: list[str] | None) -> int:
     return j
 
 
-def _sed_scan(s: str, writes: list[str] | None) -> int:
+def _sed_scan(s: str, writes: list[str] | None, reads: list[str] | None = None) -> int:
     worst = OK
     i, n = 0, len(s)
     while i < n:
@@ -146,7 +154,7 @@ def _sed_scan(s: str, writes: list[str] | None) -> int:
             return EXEC
         elif c in "wWrR":
             worst = max(worst, IMPURE)
-            i = _file_name(s, i, writes if c in "wW" else None)
+            i = _file_name(s, i, writes if c in "wW" else reads)
         else:
             return UNKNOWN
     return worst

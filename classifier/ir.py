@@ -63,7 +63,8 @@ class Command(NamedTuple):
 
     ``kind`` is 'simple' (name + arguments), 'test' (``[ ]``/``[[ ]]``),
     'declaration' (export/declare/local/readonly/typeset), 'unset',
-    'assign' (bare assignments, no command) or 'arith' (``(( .. ))``).
+    'assign' (bare assignments, no command), 'arith' (``(( .. ))``) or 'loop' (the
+    variable of ``for``/``select``: one assignment of a dynamic value, no words).
     """
 
     kind: str

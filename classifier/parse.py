@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from _thread import get_ident
 
-from .ir import Command, Construct, ParseProblem, Script, Word
+from .ir import Assignment, Command, Construct, ParseProblem, Script, Word
 from .parse_redirects import RedirectsMixin
 from .parse_tables import REDIRECTS as _REDIRECTS, WORDISH as _WORDISH
 from .parse_values import ValuesMixin
@@ -196,10 +196,17 @@ class _Front(WordsMixin, ValuesMixin, RedirectsMixin):
             else:
                 self._push_children(node, depth + 1, in_subst)
         elif t == "for_statement":
-            # 'for x in WORDS; do ..' : the loop variable is a name, the list is words
+            # 'for x in WORDS; do ..' / 'select x in ..': the loop variable is assigned
+            # a value each turn, whatever the list holds (`for PATH in ./bin`), so it
+            # is an assignment of a dynamic value (the RF122/RF135 rules judge it)
             for child in node.children:
                 if child.type == "variable_name":
                     self.cover(child, True)
+                    sp = self.nspan(child)
+                    val = Word("", self.src(child), sp, dynamic=True)
+                    self.script.commands.append(Command(
+                        "loop", (), (Assignment(self.src(child), val, sp),), sp, None, 1,
+                        in_subst))
                 elif child.is_named and child.type in _WORDISH:
                     self.word(child, depth, in_subst)
                 elif child.is_named:

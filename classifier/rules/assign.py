@@ -11,7 +11,7 @@ from typing import Iterable
 from .. import data
 from ..analysis import Invocation, scan_args
 from ringfence.classifier.git_cmdline import harmless_env
-from ..ir import Word
+from ..assigned import UNKNOWN as ANY_NAME, builtin_names, other_assignments
 from . import Context, Hit
 
 
@@ -24,22 +24,13 @@ def _wrapped_declaration(inv: Invocation) -> Iterable[Hit]:
             yield w.span, f"`{inv.name} {w.raw}` assigns a name decided at run time"
         elif v.startswith("-") and "n" in v[1:] and inv.name != "export":
             yield w.span, "a nameref can assign any variable, including PATH"
-        elif "=" in v and data.exec_var(v.split("=", 1)[0].split("[", 1)[0]):
-            yield w.span, f"`{inv.name} {v.split('=', 1)[0]}=...` changes what programs or " \
+        elif not v.startswith(("-", "+")) and data.exec_var(v.split("=", 1)[0].split("[", 1)[0]):
+            # with or without a value: `builtin export PATH` exports a value set earlier
+            yield w.span, f"`{inv.name} {v.split('=', 1)[0]}` changes what programs or " \
                           "code run"
 
 
-def _assigned_names(inv: Invocation) -> Iterable[Word]:
-    """Variable names a builtin assigns: `read NAME`, `printf -v NAME`, `mapfile NAME`."""
-    spec = data.ASSIGNING_BUILTINS.get(inv.name)
-    if spec is None:
-        return
-    opts, operands = scan_args(inv.argv[1:], spec)
-    for opt, value in opts:
-        if opt in ("-v", "-a") and value is not None:
-            yield value
-    if inv.name != "printf":
-        yield from operands
+_assigned_names = builtin_names     # (values.py and older callers)
 
 
 def exec_assignment(ctx: Context) -> Iterable[Hit]:
@@ -61,9 +52,11 @@ def exec_assignment(ctx: Context) -> Iterable[Hit]:
         for name, w in inv.env:
             if data.exec_var(name) and name not in harmless:
                 yield w.span, f"`env {name}=...` changes what programs or code run"
-        for w in _assigned_names(inv):
-            if not w.static or data.exec_var(w.value):
-                yield w.span, f"`{inv.name}` assigns `{w.raw}`, which can change what runs"
+    for span, name, how in other_assignments(ctx.script, ctx.invocations):
+        if name == ANY_NAME or data.exec_var(name):
+            shown = ctx.text(span) if name == ANY_NAME else name
+            yield span, f"{how} assigns `{shown}`, which can change what runs"
+    for inv in ctx.invocations:
         if inv.name in data.DECLARATION_NAMES and inv.facts:
             yield from _wrapped_declaration(inv)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ringfence.classifier.effects_scan import option_effects
+from ..assigned import UNKNOWN as ANY_NAME, other_assignments
 from ..effects_data import PROGRAMS
 from ..selfcontrol import ENV_PREFIX, SELF_NAMES, control_hits
 from . import Context, Hit, always, assignments, declarations, interpreters, names
@@ -52,16 +53,19 @@ def state_moves(ctx: Context) -> Iterable[Hit]:
         for a in cmd.assignments:
             if _moves(a.name, False):
                 yield a.span, f"assigning `{a.name}` {_WHY}"
-        if cmd.kind in ("declaration", "unset"):
+        if cmd.kind == "unset":         # (declarations: other_assignments, below)
             for w in cmd.words[1:]:
                 name = w.value.split("=", 1)[0]
-                if not w.value.startswith("-") and _moves(name, cmd.kind == "unset"):
-                    verb = "unsetting" if cmd.kind == "unset" else "setting"
-                    yield w.span, f"{verb} `{name}` {_WHY}"
+                if not w.value.startswith("-") and _moves(name, True):
+                    yield w.span, f"unsetting `{name}` {_WHY}"
     for inv in ctx.invocations:
         for name, w in inv.env:
             if _moves(name, False):
                 yield w.span, f"`env {name}=...` {_WHY}"
+    for span, name, how in other_assignments(ctx.script, ctx.invocations):
+        if name == ANY_NAME or _moves(name, False):
+            shown = ctx.text(span) if name == ANY_NAME else name
+            yield span, f"setting `{shown}` ({how}) {_WHY}"
 
 
 _GATE = names(PROGRAMS)

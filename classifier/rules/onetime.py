@@ -11,7 +11,7 @@ from ringfence.classifier.git_cmdline import harmless_env
 from ..interp import interp_mode
 from ..writes import program_words, file_writes, writers
 from ..ir import Word
-from . import (Context, Hit, assignments, constructs, declarations, facts, interpreters,
+from . import (Context, Hit, always, assignments, constructs, declarations, facts, interpreters,
                names, redirects)
 from .assign import _assigned_names, exec_assignment  # noqa: F401  (RF122; values.py)
 from .decoration import is_fd
@@ -351,7 +351,7 @@ CHECKS = (
     ("RF120", function_definition, constructs("function")),
     ("RF121", trap, _BUILTINS),
     ("RF122", exec_assignment,
-     assignments + declarations + names(set(data.ASSIGNING_BUILTINS) | data.DECLARATION_NAMES)),
+     always),      # every assignment form, `${NAME:=v}` on any command (classifier/assigned.py)
     ("RF123", escalation, facts("escalation") + names(data.ESCALATION)),
     ("RF124", background, constructs("background")),
     ("RF125", coproc, facts("coproc")),

@@ -18,7 +18,7 @@ from ..ir import Command, Word
 from ..analysis import scan_args
 from ..optspec import Opts
 from . import Context, Hit, constructs, declarations, names
-from .onetime import _assigned_names
+from ..assigned import builtin_names as _assigned_names
 
 # [[ ]] operators whose operands bash evaluates arithmetically ([ ] and test do
 # not: they accept only integers, checked against bash 5.2).

@@ -45,7 +45,7 @@ from .claude_input import MAX_PAYLOAD as MAX_HOOK_INPUT  # noqa: F401  (issue 23
 EVENTS = (PRE, POST, FAIL, PERM)
 EVENT = PRE
 # Modes in which Claude Code asks nobody: a Post there is no person's yes.
-UNATTENDED_MODES = frozenset({"bypassPermissions", "dontAsk"})
+UNATTENDED_MODES = frozenset({"bypassPermissions", "dontAsk", "auto"})
 # The hook process (``main(..., keep_open=True)``) leaves its ledger connection open
 # and ``ringfence.fast`` ends it with os._exit: closing the last connection checkpoints the WAL and syncs
 # twice (~10 ms of every agent command). Commits are as durable either way (WAL,
@@ -157,7 +157,9 @@ def _pre(payload, profile, wrap, env, led) -> dict:
         if problem is not None:
             wrapped, prefix = False, ""
     judged = body if wrapped else command
-    place = "host" if outside else "sandbox"
+    # Unwrapped, the call runs on the machine (Claude's own sandbox is not ours to
+    # trust): a host request, covered by host grants only, a yes a host grant.
+    place = "sandbox" if wrapped else "host"
     grants = frozenset()
     if led.get() is not None and session:
         from ringfence.ledger.grants import active_keys
@@ -195,7 +197,7 @@ def _pre(payload, profile, wrap, env, led) -> dict:
                             prefix=prefix, prog=self_invocation())
         updated = dict(payload["tool_input"], command=text)
         reason += " [runs under 'ringfence run']"
-    mark = "" if outside else "[sandbox] "
+    mark = "[sandbox] " if wrapped else ""
     items = () if problem else tuple(mark + k for k in grant_items(verdict, prof, cwd))
     _record_pre(payload, led, command, decision, verdict, prof, workspace, session,
                 updated, body if wrapped else None, consent, env, items)

@@ -44,6 +44,19 @@ def new_token() -> str:
     return os.urandom(16).hex()
 
 
+_CONSENT = "--hook-consent "
+
+
+def redact(text: str | None) -> str | None:
+    """``text`` with its --wrap consent token replaced by ``-``: the ledger keeps the
+    wrapped command without the token (only its sha256, in ``consent``)."""
+    if not text or _CONSENT not in text:
+        return text
+    import re
+
+    return re.sub(r"--hook-consent [0-9a-f]+", "--hook-consent -", text)
+
+
 def record_event(ledger: Ledger, *, event: str, session: str | None,
                  tool_use_id: str | None, tool_name: str | None = None,
                  command: str | None = None, decision: str | None = None,
@@ -83,7 +96,7 @@ def remember_ask(ledger: Ledger, *, session: str, tool_use_id: str, rf_session: 
                  "command, wrapped, run_text, verdict, keys, grant_scope, profile, consent) "
                  "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                  (storable(session), storable(tool_use_id), time.time(), rf_session,
-                  storable(command), storable(wrapped), storable(run_text), verdict,
+                  storable(command), storable(redact(wrapped)), storable(run_text), verdict,
                   json.dumps(list(keys)), grant_scope, profile,
                   token_digest(consent) if consent else None))
 
@@ -105,7 +118,8 @@ def settle_ask(conn, session: str, tool_use_id: str, *, command: str | None,
         return "expired", dict(row, keys=json.loads(row["keys"]))
     ask = dict(row)
     ask["keys"] = json.loads(ask["keys"])
-    match = command is not None and storable(command) in (ask["command"], ask["wrapped"])
+    match = command is not None and (storable(command) == ask["command"] or
+                                     storable(redact(command)) == ask["wrapped"])
     outcome = status_if_match if match else "mismatch"
     conn.execute("UPDATE hook_asks SET status=?, decided_at=? WHERE session=? AND "
                  "tool_use_id=? AND status='asked'",
@@ -119,7 +133,7 @@ def ask_for_request(conn, session: str, command: str) -> dict | None:
     the latest one."""
     row = conn.execute("SELECT * FROM hook_asks WHERE session=? AND status='asked' AND "
                        "(command=? OR wrapped=?) AND at > ? ORDER BY at DESC LIMIT 1",
-                       (storable(session), storable(command), storable(command),
+                       (storable(session), storable(command), storable(redact(command)),
                         time.time() - ASK_TTL)).fetchone()
     return dict(row) if row is not None else None
 

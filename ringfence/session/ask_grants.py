@@ -15,7 +15,8 @@ is fail-closed in the classifier, so no capability is ever keyed like that.
 
 A capability is exactly coverable only when nothing around it can change what the
 same argv does: the verdict is ``capability`` (no one-time construct such as
-``GIT_DIR=x``), no ``cd``/``pushd``/``popd`` runs before it in the command, no
+``GIT_DIR=x``), no ``cd``/``pushd``/``popd`` runs anywhere in the command (by argv after quote
+removal: ``"cd" ..``, ``\\cd``, ``c'd'``), no
 wrapper or launcher was removed around it (``env -C dir``, ``xargs`` appending
 operands), and no variable is assigned in front of it. Otherwise a yes approves
 that one call only and grants nothing.
@@ -62,12 +63,10 @@ def exact_token(verdict, cap, cwd: str | None) -> str | None:
         return None
     if any(c.key in _DIR_MOVES for c in verdict.capabilities):
         return None
-    for d in verdict.decorations:
-        words = d.text.split()
-        while words and words[0] in ("builtin", "command"):
-            words = words[1:]
-        if words and words[0] in _DIR_MOVES:
-            return None
+    from ringfence.session.host_reads import dir_moves
+
+    if dir_moves(verdict.command):      # by argv after quote removal: `"cd" ..`, `\\cd`
+        return None
     span = tuple(cap.span)
     if any(f.code not in _BENIGN and _overlaps(tuple(f.span), span)
            for f in verdict.findings):

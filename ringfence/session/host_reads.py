@@ -23,10 +23,6 @@ from __future__ import annotations
 from ringfence.rfcore.actions import READERS
 
 
-# Options that hand the program a script or make it write, which an allow rule's
-# pattern cannot see into: `sed -f s.sed` may hold a `w` command, `file -C` writes
-# a magic file. The program asks instead.
-_OPAQUE = {"sed": ("-f", "--file", "-i", "--in-place", "-s"), "file": ("-C", "--compile")}
 _GLOB = frozenset("*?[")
 
 
@@ -45,18 +41,63 @@ def _escapes(word: str, root: str | None = None) -> bool:
     return False
 
 
-def _moves_out(verdict) -> str | None:
-    """A `cd`/`pushd`/`popd` in the command that leaves the directory: `cd ..`,
-    `cd /`, a bare `cd` (home), `popd` (unknown)."""
-    for d in verdict.decorations:
-        words = d.text.split()
-        while words and words[0] in ("builtin", "command"):
-            words = words[1:]
-        if not words or words[0] not in ("cd", "pushd", "popd"):
+def dir_moves(command: str) -> list[tuple[str, ...]]:
+    """Every `cd`/`pushd`/`popd` in ``command``, as argv after quote removal (so
+    `"cd" ..`, `\\cd ..`, `c'd' ..`, `cd .''.` are all seen), after `builtin`,
+    `command` or `exec` and their options; a command name the parse cannot know
+    (`$c ..`) counts as one."""
+    from ringfence.classifier.parse import parse
+
+    out: list[tuple[str, ...]] = []
+    for cmd in parse(command).commands:
+        if cmd.kind != "simple" or not cmd.words:
             continue
-        target = [w for w in words[1:] if not w.startswith("-")]
-        if words[0] == "popd" or not target or _escapes(target[0].strip("'\"")):
-            return f"runs after `{d.text}`, outside the directory it was asked in"
+        words = list(cmd.words)
+        while words and words[0].static and words[0].value in ("builtin", "command", "exec"):
+            words = words[1:]
+            while words and words[0].static and words[0].value.startswith("-"):
+                words = words[1:]
+        if words and (not words[0].static or words[0].value in ("cd", "pushd", "popd")):
+            out.append(tuple(w.value if w.static else "$?" for w in words))
+    return out
+
+
+def _stays(argv: tuple[str, ...]) -> bool:
+    """Provably the same directory: `cd .`, `cd ./`, `cd ./.` (never CDPATH'd, no
+    options, no link to follow). Anything else (`cd src`, `pushd`, `popd`) moves."""
+    import os
+
+    return (len(argv) == 2 and argv[0] == "cd" and argv[1].startswith(".")
+            and os.path.normpath(argv[1]) == "." and "\\" not in argv[1])
+
+
+def _moves_out(verdict) -> str | None:
+    """A `cd`/`pushd`/`popd` in the command that does not provably stay in the
+    directory it was asked in."""
+    for argv in dir_moves(verdict.command):
+        if not _stays(argv):
+            return f"runs after `{' '.join(argv)}`, outside the directory it was asked in"
+    return None
+
+
+def _launched(cap, verdict) -> str | None:
+    """A launcher gives the reader operands at run time (`xargs cat`: RF202), or a
+    wrapper runs it elsewhere (`env -C ..`, `env --chdir=..`): the argv is not all."""
+    span = tuple(cap.span)
+    for f in verdict.findings:
+        if not (f.span[0] < span[1] and span[0] < f.span[1]):
+            continue
+        if f.code == "RF202":
+            return "gets its operands at run time from a launcher"
+        if f.code == "RF201":
+            from ringfence.classifier.parse import parse
+
+            for cmd in parse(verdict.command[span[0]:span[1]]).commands:
+                for w in cmd.words:
+                    v = w.value
+                    if not w.static or v.startswith("--ch") or (
+                            v[:1] == "-" and v[1:2] != "-" and "C" in v):
+                        return f"runs under a wrapper that may change directory (`{v}`)"
     return None
 
 
@@ -80,19 +121,33 @@ def reads_outside(cap, verdict=None, *, cwd: str | None = None,
     outside its working directory, or an opaque option), or None."""
     if not cap.argv or cap.argv[0].rsplit("/", 1)[-1] not in READERS:
         return None
-    where = cwd_outside(cwd, workspace, home) or (_moves_out(verdict) if verdict else None)
+    where = cwd_outside(cwd, workspace, home) or (
+        (_moves_out(verdict) or _launched(cap, verdict)) if verdict else None)
     if where:
         return where
     import os
 
+    from ringfence.session.reader_opts import scan, sed_programs
+
     root = os.path.realpath(workspace) if workspace else None
-    opaque = _OPAQUE.get(cap.argv[0].rsplit("/", 1)[-1], ())
-    for word in cap.argv[1:]:
-        if any(word == o or word.startswith(o + "=") for o in opaque):
-            return f"takes `{word}`, a script or an output the rule cannot see into"
+    prog = cap.argv[0].rsplit("/", 1)[-1]
+    opaque, values, _ = scan(prog, cap.argv[1:])
+    if opaque is not None:
+        return f"takes `{opaque}`, a script, a file list or an output the rule cannot see into"
+    for word in (*cap.argv[1:], *values):
         value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
         if _escapes(value, root):
             return f"would read {word!r}, outside the directory it runs in"
+    if prog in ("sed", "gsed"):
+        from ringfence.classifier.embedded import sed_reads
+
+        for script in sed_programs(cap.argv[1:]) or ():
+            files = sed_reads(script)
+            if files is None:
+                return "runs a sed script the rule cannot follow"
+            for f in files:
+                if not f or _escapes(f, root):
+                    return f"its sed script reads {f!r}, outside the directory it runs in"
     for effect in cap.effects:
         if effect.startswith("read:") and _escapes(effect[5:], root):
             return f"would read {effect[5:]!r}, outside the directory it runs in"

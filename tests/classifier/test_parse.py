@@ -73,7 +73,11 @@ def test_heredoc_continuation_is_a_later_stage():
 def test_structure_is_flattened():
     s = parse("if a; then b; elif c; then d; else e; fi; for i in f; do g; done; "
               "while h; do i; done; case x in y) j;; esac; (k); { l; }; ! m")
-    assert [c.words[0].value for c in s.commands] == list("abcdeg") + list("hijklm")
+    assert [c.words[0].value for c in s.commands if c.kind != "loop"] == \
+        list("abcdeg") + list("hijklm")
+    # the loop variable is an assignment of a value the loop decides (issue 20b)
+    loop = [c for c in s.commands if c.kind == "loop"]
+    assert [(a.name, a.value.dynamic) for c in loop for a in c.assignments] == [("i", True)]
 
 
 def test_substitutions_are_walked_and_marked():

@@ -121,7 +121,9 @@ def test_hook_yes_to_a_push_covers_that_exact_push_only(env, repo, args):
     # What is stored is one exact, session-scoped grant; never the key `git push`.
     rows = grants(env)
     assert len(rows) == 1 and rows[0][1:] == ("session", "claude-sess-A")
-    assert "git push" != rows[0][0] and json.loads(rows[0][0].split("] ", 1)[1])["argv"] == [
+    key = rows[0][0]
+    assert key.startswith("[sandbox] ") == bool(args)     # unwrapped: a host grant (20b)
+    assert "git push" != key and json.loads(key.removeprefix("[sandbox] "))["argv"] == [
         "git", "push", "origin", "main"]
 
 
@@ -220,8 +222,10 @@ def test_unsandboxed_call_is_a_host_request(env, repo, args):
     victim = tmp / "home" / "important"
     if args:     # wrapped, rm runs in ringfence's sandbox without asking
         assert pre(env, "rm -f .coverage", ws, "toolu_1", *args) == "allow"
-    else:        # on the host (or in Claude's sandbox): a yes, a sandbox grant
-        yes(env, "rm -f .coverage", ws, "toolu_1", *args)
+    else:        # unwrapped it runs on the machine: a yes is a host grant (issue 20b),
+        yes(env, "rm -f .coverage", ws, "toolu_1", *args)      # so no sandbox one here
+        assert [k for k, _, _ in grants(env)] == ["rm"]
+        return
     # A sandbox grant for `rm` never lets `rm -rf ~/important` out of the sandbox.
     for flag in (True, "true", 1, "yes"):
         out = send(env, event("PreToolUse", f"rm -rf {victim}", ws, "toolu_2", *args,
@@ -238,7 +242,7 @@ def test_unsandboxed_call_is_a_host_request(env, repo, args):
     assert pre(env, "rm -f x.log", ws, "toolu_5", *args, dangerouslyDisableSandbox=True) \
         == "allow"
     keys = sorted(k for k, _, _ in grants(env))
-    assert keys == (["rm"] if args else ["[sandbox] rm", "rm"])
+    assert keys == ["rm"]
 
 
 def test_unsandboxed_push_after_a_sandboxed_yes_asks(env, repo):

@@ -197,8 +197,10 @@ def test_end_to_end_through_the_classifier():
     assert v.keys == ("git push",)
     assert decide(v, build, context="sandbox").decision == "ask"
     assert decide(v, strict, context="sandbox").decision == "deny"
-    v = classify("cd src && ls -la")          # read-only, in the project: allowed on the host
+    v = classify("cd . && ls -la")            # read-only, in the project: allowed on the host
     assert decide(v, build).decision == "allow"
+    v = classify("cd src && ls -la")          # a directory change not provably staying (issue 20b)
+    assert decide(v, build).decision == "ask"
     v = classify("cd .. && ls -la")           # ... but not after leaving it (issue 20)
     assert decide(v, build).decision == "ask"
     v = classify("cd src && longbridge news X")

@@ -80,7 +80,8 @@ def test_one_yes_grants_the_capability_for_that_claude_session(env):
     assert decision(env, "longbridge quote X", sid="sess-B", tid="toolu_3") == "ask"
     assert decision(env, "./longbridge quote X", tid="toolu_4") == "ask"
     grants = rows(env, "SELECT key, scope, session FROM grants")
-    assert grants == [{"key": "[sandbox] longbridge", "scope": "session", "session": "claude-sess-A"}]
+    # unwrapped, the call ran on the machine: a host grant (issue 20b)
+    assert grants == [{"key": "longbridge", "scope": "session", "session": "claude-sess-A"}]
     post = rows(env, "SELECT * FROM hook_events WHERE event='PostToolUse'")
     assert [(p["tool_use_id"], p["decision"], json.loads(p["keys"])) for p in post] == [
         ("toolu_1", "approved", ["longbridge"])]
