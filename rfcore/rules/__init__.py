@@ -49,7 +49,7 @@ class Rule:
 # never the lint and backend rules.
 _MODULES = (("RF0", "failclosed"), ("RF1", "onetime"), ("RF1", "effects"), ("RF2", "capability"),
             ("RF3", "decoration"), ("RF5", "lint"), ("RF6", "backend"),
-            ("RF6", "staging"), ("RF6", "limits"))
+            ("RF6", "staging"), ("RF6", "running"))
 
 
 class _Registry(Mapping):

@@ -95,14 +95,14 @@ def stage_space_check(Check, state: str):
 
 
 def leftover_check(Check, state: str):
-    from ringfence.staging import mount as staging
+    from ringfence.staging import mount as staging, stale
     from ringfence.staging.settle import recover
 
     try:
         recover()                       # marks dead runs' stages interrupted (RF642)
     except OSError:
         pass
-    stages = [s for s in staging.leftovers(state) if s["state"] != "running now"]
+    stages = [s for s in stale.leftovers(state) if s["state"] != "running now"]
     if not stages:
         return Check("stages left behind", True, False, "none")
     total = sum(s["bytes"] for s in stages)
@@ -131,9 +131,9 @@ def state_checks(Check, state: str) -> tuple[list, bool]:
 
 def unsettled_check(Check, state: str):
     """Stages kept because settling them failed (RF644) or was cut short (RF642)."""
-    from ringfence.staging import mount as staging
+    from ringfence.staging import stale
 
-    kept = staging.unsettled(state)
+    kept = stale.unsettled(state)
     return Check("unsettled stages", not kept, False,
                  "none" if not kept else "; ".join(f"{p}: {why}" for p, why in kept),
                  "" if not kept else "nothing of them was applied: inspect the stage dir, "

@@ -149,7 +149,7 @@ def big_command(command: str) -> tuple[str, ...]:
 def recover(env: Mapping[str, str]) -> tuple:
     """Report the stages of dead runs (SIGKILLed ringfence) that never settled:
     their writes never reached the workspace; remove their proxy runtime dirs."""
-    from ringfence.staging.mount import recover as _recover
+    from ringfence.staging.stale import recover as _recover
     from ringfence.rfcore.paths import state_dir
 
     notes = tuple(_recover(state_dir(env)))

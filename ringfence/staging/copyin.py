@@ -2,7 +2,7 @@
 rename, ``staging/place.py``), so that a SIGKILL at any point leaves no name
 behind: files are written unnamed (O_TMPFILE) and named with one ``linkat``; holes
 stay holes. ``Journal`` records an apply's progress; ``replay_journal`` reads it
-for ``staging.mount.recover`` (RF642)."""
+for ``staging.stale.recover`` (RF642)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def copy_file(src: str, dfd: int, name: str, mode: int, journal=None, rel: str =
 
 def _copy_named(src: str, st, mode: int, dfd: int, name: str, journal, rel: str) -> None:
     """A filesystem without O_TMPFILE: a temporary name the journal records first, so
-    a SIGKILL's leftover is removed by the next run (``staging.mount.recover``)."""
+    a SIGKILL's leftover is removed by the next run (``staging.stale.recover``)."""
     tmp = f".{name}.rf-{os.getpid()}-{os.urandom(3).hex()}"
     if journal is not None:
         journal.note("tmp", os.path.join(os.path.dirname(rel), tmp) if rel else tmp)
@@ -105,7 +105,7 @@ class Journal:
     """``<stage>/applying``: one line per step of an apply in progress (``applied PATH``
     after each action, ``tmp PATH`` before a temporary name exists), so a SIGKILLed
     apply is reported truthfully (RF642 names what was applied) and its temporary
-    name removed (``staging.mount.recover``). Appends only; no fsync (a crash of the
+    name removed (``staging.stale.recover``). Appends only; no fsync (a crash of the
     machine loses the workspace's own unsynced writes too)."""
 
     def __init__(self, path: str | None) -> None:

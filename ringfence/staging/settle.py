@@ -317,7 +317,9 @@ def diff(stage: stg.Stage, rel: str, limit: int = 4000) -> str:
 
 
 def recover(env: Mapping[str, str] | None = None) -> list[Note]:
-    """Stages of dead runs that never settled (``compiler.stage.recover``)."""
+    """Stages of dead runs that never settled (``staging.stale.recover``)."""
     from ringfence.rfcore.paths import state_dir
 
-    return stg.recover(state_dir(env))
+    from ringfence.staging.stale import recover
+
+    return recover(state_dir(env))

@@ -414,9 +414,17 @@ def test_a_fork_bomb_ends_as_a_recorded_limit(box):
 
 
 def leaked_cgroups() -> list[Path]:
-    """Run cgroups whose ringfence is gone (another worktree's live runs are theirs)."""
+    """Run cgroups whose ringfence is gone, under the cgroups this test process's
+    runs are made in (another session's cgroups, and their leftovers, are theirs)."""
+    from ringfence.compiler import limits
+
+    parents = set()
+    for ctrl, path in limits._own_paths().items():
+        base = limits._v2_mount() if ctrl == "" else limits._v1_mount(ctrl)
+        if base:
+            parents.add(Path(base) / path.lstrip("/"))
     out = []
-    for d in Path("/sys/fs/cgroup").rglob("ringfence-*"):
+    for d in (d for parent in parents for d in parent.glob("ringfence-*")):
         parts = d.name.split("-")
         if d.is_dir() and len(parts) == 3 and parts[1].isdigit() and \
                 not Path(f"/proc/{parts[1]}").exists():
