@@ -180,6 +180,9 @@ def plan(upper: str, workspace: str, registry, deadline: float | None = None) ->
     stack = [(upper, workspace, "")]
     while stack:
         stack.extend(reversed(_walk_dir(*stack.pop(), ctx, p)))
+    from ringfence.staging.git.repo_judges import tie_refs
+
+    tie_refs(p)
     return p
 
 

@@ -38,7 +38,8 @@ from ringfence.staging.registry import (AT_TOP, BY_NAME, HOLD_DELETE, IN_GIT_DIR
 
 KINDS = frozenset({"held", "git-config", "git-redirect", "hook", "attributes", "gitmodules",
                    "git-data", "git-head", "git-index", "git-exclude", "git-alternates",
-                   "git-object", "git-cache", "ancestor"})
+                   "git-object", "git-cache", "ancestor", "git-packed-refs",
+                   "git-shallow", "gitignore"})
 
 
 class Registry:
@@ -230,6 +231,10 @@ def _read(path: str, st) -> bytes | None:
 
 
 _HEX = frozenset("0123456789abcdef")
+# State of a merge, cherry-pick, revert or am in progress: the host's next plain
+# ``git commit`` (or ``--continue``) takes the commit these name as a parent.
+_SEQUENCER_HEADS = frozenset({"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD",
+                              "AUTO_MERGE", "MERGE_MODE", "BISECT_START", "BISECT_TERMS"})
 
 
 def _object_cache(inner: list[str], last: str) -> tuple[str, str] | None:
@@ -269,6 +274,12 @@ def _in_git_dir(inner: list[str]) -> tuple[str, str]:
         return ("held", "legacy remote definitions: git push and fetch obey their URL lines")
     if inner[0] == "rr-cache":
         return ("held", "rerere replays these resolutions into the host's next merge")
+    if inner == ["packed-refs"]:
+        return ("git-packed-refs", "its refs/replace/ lines make git show other objects")
+    if inner == ["shallow"]:
+        return ("git-shallow", "each commit it names hides the history behind it (a graft)")
+    if len(inner) == 1 and last in _SEQUENCER_HEADS:
+        return ("held", "the host's next git commit makes the commit it names a parent")
     if inner[:2] == ["refs", "replace"] or inner[-2:] == ["info", "grafts"]:
         return ("held", "replace refs and grafts make git show other objects and history "
                         "in place of the real ones")
@@ -308,7 +319,13 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
     from ringfence.staging.git import repo_judges as gj
 
     if kind == "git-index":
-        return gj.judge_index(new, old)
+        return gj.judge_index(new, old, rel, view)
+    if kind == "git-packed-refs":
+        return gj.judge_packed_refs(new, old)
+    if kind == "git-shallow":
+        return gj.judge_shallow(new, old)
+    if kind == "gitignore":
+        return None          # judged with the run's other changes (apply.py)
     try:
         text = new.decode("utf-8")
         old_text = old.decode("utf-8", "replace") if old is not None else ""
@@ -341,16 +358,27 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
 
 
 _DRIVER_ATTRS = ("filter=", "diff=", "merge=")
+# Attributes that make git diff show no content ("Binary files differ") or merge
+# without looking: a run's own edit to the file then stays out of the review.
+_HIDING_ATTRS = frozenset({"-diff", "!diff", "binary", "-merge", "!merge"})
 
 
 def _judge_attributes(text: str, old_text: str) -> str | None:
-    before = set(old_text.splitlines())
-    for line in text.splitlines():
-        if line in before or line.lstrip().startswith("#"):
+    # git reads a line up to "\n" only (a bare CR is a blank inside the line);
+    # Python's splitlines would split on CR, FF, VT and more.
+    before = set(old_text.split("\n"))
+    for line in text.split("\n"):
+        if line in before:
             continue
-        for word in line.split()[1:]:
+        words = line.replace("\r", " ").replace("\t", " ").split(" ")
+        words = [w for w in words if w]
+        if not words or words[0].startswith("#"):
+            continue
+        for word in words[1:]:
             if word.startswith(_DRIVER_ATTRS):
                 return f"names a filter/diff/merge driver ({word})"
+            if word in _HIDING_ATTRS:
+                return f"makes git diff or merge skip the file's content ({word})"
     return None
 
 
