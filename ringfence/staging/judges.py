@@ -31,7 +31,8 @@ import os
 import posixpath
 import stat
 
-from ringfence.staging.git.keys import key_can_run_program, key_hides_changes
+from ringfence.staging.git.keys import (key_can_run_program, key_hides_changes,
+                                        key_redirects_push)
 
 from ringfence.staging.registry import (AT_TOP, BY_NAME, HOLD_DELETE, IN_GIT_DIR,  # noqa: E402
                                         OTHER_TOOLS)
@@ -350,6 +351,12 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
     bad = [k for k, v in added(old_pairs, pairs) if key_can_run_program(k, v)]
     if bad:
         return "adds git config keys that can run programs: " + ", ".join(sorted(set(bad)))
+    urls = {k.lower(): v for k, v in old_pairs if k.lower().endswith(".url")}
+    moved = [k for k, v in added(old_pairs, pairs) if key_redirects_push(k, v)
+             or (k.lower().startswith("remote.") and k.lower() in urls and urls[k.lower()] != v)]
+    if moved:
+        return ("adds git config keys that change where or how the host's next push or "
+                "pull goes: " + ", ".join(sorted(set(moved))))
     hides = [k for k, v in added(old_pairs, pairs) if key_hides_changes(k, v)]
     if hides:
         return "adds git config keys that hide changes from git status: " + ", ".join(
