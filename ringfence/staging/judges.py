@@ -325,8 +325,6 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
         return gj.judge_packed_refs(new, old)
     if kind == "git-shallow":
         return gj.judge_shallow(new, old)
-    if kind == "gitignore":
-        return None          # judged with the run's other changes (apply.py)
     try:
         text = new.decode("utf-8")
         old_text = old.decode("utf-8", "replace") if old is not None else ""
@@ -340,6 +338,10 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
         return gj.judge_exclude(rel, text, old_text)
     if kind == "attributes":
         return _judge_attributes(text, old_text)
+    if kind == "gitignore":
+        from ringfence.staging.git.ignore import judge as judge_ignore
+
+        return judge_ignore(view, rel, text, old_text)
     from ringfence.staging.git.config import ConfigSyntaxError, added, parse
 
     try:

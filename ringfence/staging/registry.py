@@ -11,6 +11,8 @@ from __future__ import annotations
 # Anywhere in the tree (matched against each path component's name).
 BY_NAME: tuple[tuple[str, str, str], ...] = (
     (".gitmodules", "gitmodules", "git submodule reads urls and update commands (!cmd)"),
+    (".gitignore", "gitignore", "git status hides the files it names (held when it hides "
+                                "a file the same run wrote)"),
     (".gitattributes", "attributes", "filter/diff/merge drivers run on checkout, diff, merge"),
     (".envrc", "held", "direnv runs it on cd"),
     (".vscode", "held", "VS Code runs tasks, settings point at programs (terminal, linters)"),
