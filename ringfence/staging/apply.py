@@ -205,6 +205,10 @@ def _judge(registry, rel: str, upath: str | None, ust, lpath: str, lst) -> tuple
     root = registry.git_root(rel) if hit is not None and upath is not None else None
     fresh = registry.new_repo_reason(root) if root is not None else None
     if hit is None:
+        if link is None and upath is not None:
+            from ringfence.staging.shadow import shadow_reason
+
+            link = shadow_reason(registry, rel, ust)
         return link, None
     kind = hit[0]
     if upath is None:                       # deletion

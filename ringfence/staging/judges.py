@@ -63,6 +63,9 @@ class Registry:
         self.pre = None         # View before the run (the workspace alone)
         self.guarded: tuple[str, ...] = ()   # writable roots, state: links never go there
         self._new: dict[str, str | None] = {}
+        self.host_path = os.environ.get("PATH", "")   # the host's PATH (settle sets it)
+        self.host = None                 # its program names, read when first needed
+        self.envrc_path: list[str] | None = None
 
     def git_root(self, rel: str) -> str | None:
         """The innermost git directory holding ``rel`` (before or after the run)."""

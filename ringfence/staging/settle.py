@@ -94,6 +94,7 @@ def registry_for(workspace: str, profile=None, env: Mapping[str, str] | None = N
         # never applied without a person, who sees where the token went (RF653).
         extra[rel] = ("held", "it holds a brokered credential's value (RF653)")
     reg = Registry(workspace, extra, tuple(globs))
+    reg.host_path = env.get("PATH", "")
     reg.guarded = _guarded(profile, env, home)
     return reg
 
