@@ -40,7 +40,7 @@ from ringfence.staging.registry import (AT_TOP, BY_NAME, HOLD_DELETE, IN_GIT_DIR
 KINDS = frozenset({"held", "git-config", "git-redirect", "hook", "attributes", "gitmodules",
                    "git-data", "git-head", "git-index", "git-exclude", "git-alternates",
                    "git-object", "git-cache", "ancestor", "git-packed-refs",
-                   "git-shallow", "gitignore"})
+                   "git-shallow", "gitignore", "dotenv"})
 
 
 class Registry:
@@ -300,6 +300,9 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
     """None when the change is harmless, else the reason it is held."""
     if kind not in KINDS:
         return f"the host obeys this path in a way ringfence has no judge for ({kind})"
+    if kind == "dotenv":        # loaded into the host's shell; removing one loads less
+        return None if new is None else "the host loads it into its shell environment " \
+            "(direnv dotenv); no content rule makes a change to it safe"
     if kind == "held":
         return "the host obeys this file; no content rule makes a change to it safe"
     if new is None:                                     # a deletion
@@ -339,8 +342,10 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
         return gj.judge_alternates(rel, text, old_text, workspace, view)
     if kind == "git-exclude":
         return gj.judge_exclude(rel, text, old_text)
+    from ringfence.staging.git.file_judges import judge_attributes, judge_gitmodules
+
     if kind == "attributes":
-        return _judge_attributes(text, old_text)
+        return judge_attributes(text, old_text)
     if kind == "gitignore":
         from ringfence.staging.git.ignore import judge as judge_ignore
 
@@ -352,7 +357,7 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
     except ConfigSyntaxError as exc:
         return f"git config syntax ringfence cannot judge ({exc})"
     if kind == "gitmodules":
-        return _judge_gitmodules(added(old_pairs, pairs))
+        return judge_gitmodules(added(old_pairs, pairs))
     bad = [k for k, v in added(old_pairs, pairs) if key_can_run_program(k, v)]
     if bad:
         return "adds git config keys that can run programs: " + ", ".join(sorted(set(bad)))
@@ -366,47 +371,4 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
     if hides:
         return "adds git config keys that hide changes from git status: " + ", ".join(
             sorted(set(hides)))
-    return None
-
-
-_DRIVER_ATTRS = ("filter=", "diff=", "merge=")
-# Attributes that make git diff show no content ("Binary files differ") or merge
-# without looking: a run's own edit to the file then stays out of the review.
-_HIDING_ATTRS = frozenset({"-diff", "!diff", "binary", "-merge", "!merge"})
-
-
-def _judge_attributes(text: str, old_text: str) -> str | None:
-    # git reads a line up to "\n" only (a bare CR is a blank inside the line);
-    # Python's splitlines would split on CR, FF, VT and more.
-    before = set(old_text.split("\n"))
-    for line in text.split("\n"):
-        if line in before:
-            continue
-        words = line.replace("\r", " ").replace("\t", " ").split(" ")
-        words = [w for w in words if w]
-        if not words or words[0].startswith("#"):
-            continue
-        for word in words[1:]:
-            if word.startswith(_DRIVER_ATTRS):
-                return f"names a filter/diff/merge driver ({word})"
-            if word in _HIDING_ATTRS:
-                return f"makes git diff or merge skip the file's content ({word})"
-    return None
-
-
-_SUBMODULE_DATA = frozenset({"path", "url", "branch", "shallow", "ignore",
-                             "fetchrecursesubmodules", "update"})
-
-
-def _judge_gitmodules(new_pairs) -> str | None:
-    for key, value in new_pairs:
-        section, _, var = key.partition(".")
-        var = var.rpartition(".")[2].lower()
-        v = (value or "").strip().lower()
-        if section.lower() != "submodule" or var not in _SUBMODULE_DATA:
-            return f"a .gitmodules key ringfence cannot judge ({key})"
-        if var == "update" and v not in ("checkout", "rebase", "merge", "none"):
-            return f"submodule update command ({value})"
-        if var == "url" and v.startswith(("ext::", "fd::")):
-            return f"a submodule url through a transport that runs a program ({value})"
     return None

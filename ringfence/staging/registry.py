@@ -27,7 +27,7 @@ BY_NAME: tuple[tuple[str, str, str], ...] = (
     (".pre-commit-config.yaml", "held", "pre-commit runs the hooks it lists on commit"),
     (".husky", "held", "husky's hooks run on commit (core.hooksPath)"),
     (".ringfence.toml", "held", "it selects the policy of the next ringfence run"),
-    (".env", "held", "direnv's dotenv loads it into the shell on cd (and so do mise, "
+    (".env", "dotenv", "direnv's dotenv loads it into the shell on cd (and so do mise, "
                      "docker compose, npm scripts' dotenv)"),
 )
 # Only at the top of the workspace (they matter when the workspace is a home dir).
@@ -108,7 +108,7 @@ OTHER_TOOLS: tuple[tuple[str, str, str, str], ...] = (
      "https://neovim.io/doc/user/options.html#'exrc'"),
     (".exrc", "held", "vi and Neovim run it on start when 'exrc' is set",
      "https://neovim.io/doc/user/options.html#'exrc'"),
-    (".env.*", "held", "direnv's dotenv/dotenv_if_exists load .env.local and the like on cd",
+    (".env.*", "dotenv", "direnv's dotenv/dotenv_if_exists load .env.local and the like on cd",
      "https://direnv.net/man/direnv-stdlib.1.html#codedotenv-ltdotenvpathgtcode"),
     (".mise.*.toml", "held", "mise reads .mise.local.toml and .mise.<env>.toml too",
      "https://mise.jdx.dev/configuration.html"),

@@ -82,8 +82,8 @@ def judge(view, rel: str, text: str, old_text: str) -> str | None:
     base = posixpath.dirname(rel)
     if base and exempt_dir(view, base):
         return None
-    from ringfence.staging.apply import _same
     from ringfence.staging.git.discovery import whiteout
+    from ringfence.staging.git.repo_judges import _same_file
 
     stack = [base]
     seen = 0
@@ -111,8 +111,10 @@ def judge(view, rel: str, text: str, old_text: str) -> str | None:
                 lst = os.lstat(low)
             except OSError:
                 lst = None
-            if lst is not None and _same(e.path, st, low, lst):
-                continue
+            if (lst is not None and stat.S_ISREG(st.st_mode) and stat.S_ISREG(lst.st_mode)
+                    and st.st_size == lst.st_size and st.st_mtime_ns == lst.st_mtime_ns
+                    and _same_file(e.path, low)):
+                continue                     # a copy-up: not written by the run
             inner = er[len(base) + 1:] if base else er
             hit = _ignored(inner, pats)
             if hit is not None:

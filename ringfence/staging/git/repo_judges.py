@@ -175,8 +175,6 @@ def tie_refs(plan) -> None:
     """A held ``packed-refs`` holds the loose refs the same run deleted in its git
     dir (``git pack-refs`` moves them there): applying those deletions alone would
     lose the branches."""
-    from ringfence.staging.apply import Action
-
     dirs = [a.path[:-len("packed-refs")] for a in plan.actions
             if a.held and posixpath.basename(a.path) == "packed-refs"]
     if not dirs:
@@ -184,7 +182,7 @@ def tie_refs(plan) -> None:
     for i, a in enumerate(plan.actions):
         if a.op == "delete" and not a.held and any(a.path.startswith(d + "refs/")
                                                    or a.path == d + "refs" for d in dirs):
-            plan.actions[i] = Action(a.op, a.path, "a ref the held packed-refs replaces",
+            plan.actions[i] = type(a)(a.op, a.path, "a ref the held packed-refs replaces",
                                      a.kind)
             plan.deleted[:] = [x for x in plan.deleted
                                if x != a.path and not x.startswith(a.path + "/")]
