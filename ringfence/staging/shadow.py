@@ -6,12 +6,15 @@ the dirs ``.envrc`` names with ``PATH_add``) turns a new ``bin/git`` into the
 host's ``git``. So a new or replaced executable file (or link) there whose name
 is a program on the host's ``PATH`` outside the workspace is held.
 
-Decision for venvs and ``node_modules`` the run created WHOLE (``python -m venv
-.venv && pip install x``, ``npm install``): their own programs apply; in them
-only a name found in the system's own dirs (``/bin``, ``/usr/bin``, ``/sbin``,
-``/usr/sbin``: git, sh, ls, make, ssh...) is held, and in a venv never
-``python*``, ``pip*``, ``activate*``, which ``venv`` itself writes. Elsewhere any
-name on the host's ``PATH`` is held.
+Decision for a venv's ``bin`` (a ``pyvenv.cfg`` beside it) and
+``node_modules/.bin``, where installers write programs on every install
+(``python -m venv .venv && pip install x``, ``npm install``): only a name found
+in the system's own dirs (``/bin``, ``/usr/bin``, ``/sbin``, ``/usr/sbin``: git,
+sh, ls, make, ssh...) is held there, and in a venv never ``python*``, ``pip*``,
+``activate*``, which ``venv`` and ``pip`` themselves write. (So a console script
+named like a system program, Debian's ``/usr/bin/pytest``, is held for a
+person.) Elsewhere (``bin/``, ``PATH_add`` dirs) any name on the host's
+``PATH`` outside the workspace is held.
 """
 
 from __future__ import annotations
@@ -76,15 +79,13 @@ def _venv_root(view, d: str) -> str | None:
 
 
 def _path_like(registry, d: str) -> tuple[bool, bool, str | None]:
-    """(on a shell's PATH, created whole by the run, venv root)."""
-    post, pre = registry.post, registry.pre
-    venv = _venv_root(post, d)
+    """(on a shell's PATH, an installer's dir, venv root)."""
+    venv = _venv_root(registry.post, d)
     if venv is not None:
-        cfg = f"{venv}/pyvenv.cfg" if venv else "pyvenv.cfg"
-        return True, pre.entry(cfg) is None, venv
+        return True, True, venv
     if posixpath.basename(d) == ".bin" and posixpath.basename(posixpath.dirname(d)) == \
             "node_modules":
-        return True, not pre.is_dir(posixpath.dirname(d)), None
+        return True, True, None
     if d in ("bin", ".venv/bin", "venv/bin", ".direnv/bin"):
         return True, False, None
     if registry.envrc_path is None:
@@ -99,13 +100,13 @@ def shadow_reason(registry, rel: str, st) -> str | None:
     if registry.post is None or registry.pre is None:
         return None
     d, _, name = rel.rpartition("/")
-    on_path, fresh, venv = _path_like(registry, d)
+    on_path, installer, venv = _path_like(registry, d)
     if not on_path:
         return None
     if registry.host is None:
         registry.host = _Host(registry.workspace, registry.host_path)
     host = registry.host
-    if fresh:
+    if installer:
         if venv is not None and any(fnmatch.fnmatchcase(name, p) for p in VENV_OWN):
             return None
         if name not in host.system:

@@ -10,22 +10,41 @@ _DRIVER_ATTRS = ("filter=", "diff=", "merge=")
 _HIDING_ATTRS = frozenset({"-diff", "!diff", "binary", "-merge", "!merge"})
 
 
+def _words(line: str) -> list[str]:
+    return [w for w in line.replace("\r", " ").replace("\t", " ").split(" ") if w]
+
+
+def _bad_word(word: str, macros: set[str]) -> str | None:
+    if word.startswith(_DRIVER_ATTRS):
+        return f"names a filter/diff/merge driver ({word})"
+    if word in _HIDING_ATTRS:
+        return f"makes git diff or merge skip the file's content ({word})"
+    if word in macros:
+        return f"uses a macro that sets a driver or hides the diff ({word})"
+    return None
+
+
 def judge_attributes(text: str, old_text: str) -> str | None:
     # git reads a line up to "\n" only (a bare CR is a blank inside the line);
     # Python's splitlines would split on CR, FF, VT and more.
+    macros: set[str] = set()       # [attr]name definitions, old or new, that are bad
+    defs = [w for w in (_words(ln) for ln in (old_text + "\n" + text).split("\n"))
+            if w and w[0].startswith("[attr]")]
+    for _ in range(4):                 # macros may use macros
+        for words in defs:
+            if any(_bad_word(w, macros) for w in words[1:]):
+                macros.add(words[0][len("[attr]"):])
     before = set(old_text.split("\n"))
     for line in text.split("\n"):
         if line in before:
             continue
-        words = line.replace("\r", " ").replace("\t", " ").split(" ")
-        words = [w for w in words if w]
+        words = _words(line)
         if not words or words[0].startswith("#"):
             continue
         for word in words[1:]:
-            if word.startswith(_DRIVER_ATTRS):
-                return f"names a filter/diff/merge driver ({word})"
-            if word in _HIDING_ATTRS:
-                return f"makes git diff or merge skip the file's content ({word})"
+            why = _bad_word(word, macros)
+            if why:
+                return why
     return None
 
 
