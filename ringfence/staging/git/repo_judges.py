@@ -120,10 +120,10 @@ def judge_index(new: bytes, old: bytes | None, rel: str = "", view: View | None 
 def _forged_stat(rel: str, new: bytes, old: bytes, view: View, stat_data) -> list[str]:
     """Entries whose stat data changed while their object id did not, where the
     work tree file's content is not what it was: git status trusts the stat data
-    and would never look at the new content. (A refresh after a touch keeps the
-    content: fine.) The work tree is the parent of a ``.git`` directory; an index
-    elsewhere (a bare layout's core.worktree, a linked worktree's) is matched
-    against every work tree candidate, the git dir's parent."""
+    and would never look at the new content (a refresh after a touch keeps the
+    content: fine). Stat data whose mtime is not the file's, as it will be
+    applied, is held too: a later run could write other bytes to match it. The
+    work tree is taken as the git dir's parent (right for a ``.git`` dir)."""
     now, before = stat_data(new), stat_data(old)
     if now is None or before is None:
         return []
@@ -136,12 +136,23 @@ def _forged_stat(rel: str, new: bytes, old: bytes, view: View, stat_data) -> lis
             continue
         path = f"{top}/{name}" if top else name
         hit = view.entry(path)
+        if hit is None:
+            continue
         lower = os.path.join(view.workspace, path)
-        if hit is None or hit[0] == lower:
-            continue                          # not written by the run
-        if not _same_file(hit[0], lower):
+        if hit[0] != lower and not _same_file(hit[0], lower):
+            out.append(name)                  # the content changed, the index says not
+        elif not _mtime_matches(st, hit[1]):
+            # the same content, but stat data no version of the file had: set up
+            # for a later run to write other bytes with these times and size
             out.append(name)
     return out
+
+
+def _mtime_matches(entry: bytes, st) -> bool:
+    sec = int.from_bytes(entry[8:12], "big")
+    nsec = int.from_bytes(entry[12:16], "big")
+    return sec == (int(st.st_mtime) & 0xffffffff) and (
+        nsec == 0 or nsec == st.st_mtime_ns % 1_000_000_000)
 
 
 def _same_file(a: str, b: str) -> bool:
