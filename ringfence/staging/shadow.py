@@ -57,6 +57,14 @@ def _envrc_dirs(workspace: str) -> list[str]:
         return []
     out = []
     for line in lines:
+        if "PATH=" in line:              # export PATH="$PWD/tools/bin:$PATH"
+            for m in line.split("PATH=", 1)[1].split(":"):
+                m = m.strip().strip("\"'")
+                for pre in ("$PWD/", "${PWD}/", "$(pwd)/", "$(expand_path "):
+                    if m.startswith(pre):
+                        m = m[len(pre):].rstrip(")").rstrip("/")
+                        if m and not m.startswith(("/", "$", "~")):
+                            out.append(posixpath.normpath(m))
         words = line.split("#", 1)[0].split()
         if len(words) >= 2 and words[0] == "PATH_add":
             args = words[1:]
@@ -100,6 +108,10 @@ def shadow_reason(registry, rel: str, st) -> str | None:
     if registry.post is None or registry.pre is None:
         return None
     d, _, name = rel.rpartition("/")
+    if stat.S_ISLNK(st.st_mode) and registry.pre.entry(rel) is None and (
+            _path_like(registry, rel)[0] or rel in (".venv", "venv")):
+        return (f"a new symbolic link where a directory a shell puts on PATH is ({rel}): "
+                "what it points at would run in place of the host's programs")
     on_path, installer, venv = _path_like(registry, d)
     if not on_path:
         return None

@@ -253,6 +253,27 @@ def test_a_program_shadowing_the_hosts_path_is_held(box):
     assert (box.ws / "bin" / "my-own-tool").exists()
 
 
+def test_a_new_link_where_a_path_dir_is_held(box):
+    r = run(box, "mkdir tools; " + HOOK.format(m=box.marker, p="tools/git") + "; ln -s tools bin")
+    assert r.returncode == 0, r.stderr
+    assert "held for review: bin" in r.stderr
+    assert not os.path.lexists(box.ws / "bin")
+
+
+def test_a_global_relative_hooks_path_applies_in_a_nested_repo(box):
+    nested = box.ws / "vendor" / "lib"
+    host_git(box, "init", "-q", str(nested))
+    host_git(box, "commit", "-q", "--allow-empty", "-m", "n", cwd=nested)
+    host_git(box, "add", "vendor/lib")
+    (box.home / ".gitconfig").write_text("[core]\n\thooksPath = .githooks\n")
+    r = run(box, "mkdir -p vendor/lib/.githooks; "
+                 + HOOK.format(m=box.marker, p="vendor/lib/.githooks/pre-commit"))
+    assert r.returncode == 0, r.stderr
+    assert "held for review: vendor/lib/.githooks" in r.stderr
+    host_git(box, "commit", "-q", "--allow-empty", "-m", "h", cwd=nested)
+    assert not box.marker.exists()
+
+
 def test_a_new_venv_still_applies_but_not_a_git_in_it(box):
     r = run(box, f"{INNER_PY} -m venv --without-pip nv; "
                  + HOOK.format(m=box.marker, p="nv/bin/git"))

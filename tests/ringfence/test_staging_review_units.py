@@ -67,5 +67,6 @@ def test_ignore_matcher():
 
 def test_envrc_path_add(tmp_path):
     (tmp_path / ".envrc").write_text("PATH_add scripts ./tools/bin\npath_add PATH \"$PWD/x\"\n"
-                                     "PATH_add /abs # c\n")
-    assert _envrc_dirs(str(tmp_path)) == ["scripts", "tools/bin", "x"]
+                                     "PATH_add /abs # c\n"
+                                     'export PATH="$PWD/t2/bin:${PWD}/t3:$PATH"\n')
+    assert _envrc_dirs(str(tmp_path)) == ["scripts", "tools/bin", "x", "t2/bin", "t3"]

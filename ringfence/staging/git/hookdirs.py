@@ -134,7 +134,10 @@ def targets(workspace: str, home: str, global_configs: list[str]):
     from ringfence.staging.git.config import get_all
 
     found: list[tuple[str, str]] = []
-    todo = [([cfg], [workspace]) for cfg in global_configs] + repositories(workspace)
+    repos = repositories(workspace)
+    # a relative hooksPath in a global config applies in every repository's work tree
+    trees = list(dict.fromkeys([workspace] + [t for _, ts in repos for t in ts]))
+    todo = [([cfg], trees) for cfg in global_configs] + repos
     read = 0
     for cfgs, trees in todo:
         queue = list(cfgs)
