@@ -191,7 +191,8 @@ def test_tool_caches_own_gitignore_is_applied(box):
     r = run(box, ("mkdir -p .pytest_cache/v .mypy_cache; echo '*' > .pytest_cache/.gitignore; "
                   "echo 1 > .pytest_cache/v/x; echo '*' > .mypy_cache/.gitignore; "
                   "echo 1 > .mypy_cache/y; echo 'build/' > .gitignore; mkdir build; "
-                  "echo o > build/out.txt"))
+                  "echo o > build/out.txt; mkdir -p node_modules/@s/p/lib; "
+                  "echo 'lib/' > node_modules/@s/p/.gitignore; echo 1 > node_modules/@s/p/lib/i.js"))
     assert r.returncode == 0, r.stderr
     assert "held for review" not in r.stderr, r.stderr
     assert (box.ws / ".pytest_cache" / ".gitignore").exists()

@@ -11,7 +11,10 @@ known tool cache or build output, the things ``.gitignore`` exists for: a dir
 named ``.pytest_cache``, ``.mypy_cache``, ``.ruff_cache``, ``__pycache__``,
 ``node_modules``, ``.tox``, ``.nox``, ``.cache``, ``.eggs``, ``*.egg-info``,
 ``build``, ``dist``, ``target``, a dir holding ``pyvenv.cfg`` (a venv) or
-``CACHEDIR.TAG``. Such a dir that existed before the run is not exempt.
+``CACHEDIR.TAG``, and a package an installer unpacked (a new dir directly in
+``node_modules``, ``node_modules/@scope``, ``site-packages``); a ``.gitignore``
+inside such a dir is not judged at all. Such a dir that existed before the run
+is not exempt.
 
 The matcher follows gitignore(5) over-inclusively: ``*`` may cross ``/``, a
 negation (``!``) never un-ignores (so a doubt holds); a pattern with a ``/``
@@ -30,6 +33,7 @@ CACHES = frozenset({".pytest_cache", ".mypy_cache", ".ruff_cache", "__pycache__"
                     "node_modules", ".tox", ".nox", ".cache", ".eggs", "build", "dist",
                     "target"})
 MARKERS = ("pyvenv.cfg", "CACHEDIR.TAG")
+PACKAGE_DIRS = ("node_modules", "site-packages", "dist-packages")
 MAX_SCAN = 50000
 
 
@@ -65,13 +69,24 @@ def _ignored(path: str, pats) -> str | None:
 
 
 def exempt_dir(view, rel: str) -> bool:
-    """A directory the run created whole that is a tool cache or build output."""
+    """A directory the run created whole that is a tool cache or build output, or
+    a package an installer unpacked (a new dir in ``node_modules``/``site-packages``)."""
     if view.pre_is_dir(rel):
         return False
     name = posixpath.basename(rel)
     if name in CACHES or name.endswith(".egg-info"):
         return True
+    parent = posixpath.dirname(rel)
+    if parent.startswith("@") or "/@" in parent:
+        parent = posixpath.dirname(parent)              # node_modules/@scope/pkg
+    if posixpath.basename(parent) in PACKAGE_DIRS:
+        return True
     return any(view.entry(f"{rel}/{m}" if rel else m) is not None for m in MARKERS)
+
+
+def _exempt_base(view, base: str) -> bool:
+    parts = base.split("/") if base else []
+    return any(exempt_dir(view, "/".join(parts[:i + 1])) for i in range(len(parts)))
 
 
 def judge(view, rel: str, text: str, old_text: str) -> str | None:
@@ -80,7 +95,7 @@ def judge(view, rel: str, text: str, old_text: str) -> str | None:
     if not pats or view is None or view.upper is None:
         return None
     base = posixpath.dirname(rel)
-    if base and exempt_dir(view, base):
+    if _exempt_base(view, base):
         return None
     from ringfence.staging.git.discovery import whiteout
     from ringfence.staging.git.repo_judges import _same_file
