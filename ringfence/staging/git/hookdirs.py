@@ -89,6 +89,8 @@ def _gitlinks(gitdir: str, worktree: str) -> list[str]:
             data = fh.read(MAX_INDEX)
     except OSError:
         return []
+    if b"\x00\x00\xe0\x00" not in data:     # no entry can have mode 160000: no parse
+        return []
     entries = stat_data(data) or {}
     return [os.path.join(worktree, name) for name, (st, _) in entries.items()
             if int.from_bytes(st[24:28], "big") & 0o170000 == 0o160000][:MAX_GIT_DIRS]
