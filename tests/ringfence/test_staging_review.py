@@ -76,7 +76,7 @@ def test_forged_index_stat_data_is_held(box):
     assert host_git(box, "status", "--porcelain", "-uno").stdout == " M README\n"
 
 
-def test_forged_stat_data_set_up_for_a_later_run_is_held(box):
+def test_forged_stat_data_set_up_for_a_later_run_is_smudged(box):
     (box.home / ".gitconfig").write_text("[core]\n\ttrustctime = false\n\tcheckStat = minimal\n")
     commit_all(box)
     # run 1 forges the entry for bytes it has not written yet; run 2 writes them
@@ -86,7 +86,7 @@ def test_forged_stat_data_set_up_for_a_later_run_is_held(box):
     ) + 'os.utime("README", ns=(st0.st_atime_ns, st0.st_mtime_ns))\n')
     r = run(box, f"{INNER_PY} {box.root}/forge.py")
     assert r.returncode == 0, r.stderr
-    assert "held for review: .git/index" in r.stderr and "README" in r.stderr
+    assert "held for review" not in r.stderr, r.stderr     # smudged, not held
     r = run(box, "printf 'EVIL!\\n' > README; touch -d @1600000000 README")
     assert r.returncode == 0, r.stderr
     assert host_git(box, "status", "--porcelain", "-uno").stdout == " M README\n"

@@ -92,6 +92,27 @@ def stat_data(data: bytes) -> dict[str, tuple[bytes, bytes]] | None:
     return None
 
 
+def smudge(data: bytes, names: set[str]) -> bytes:
+    """``data`` with the size in the stat data of ``names`` set to 0 and the
+    checksum recomputed (kept as zeros under index.skipHash)."""
+    import hashlib
+
+    for oid in ((32, 20) if hashlib.sha256(data[:-32]).digest() == data[-32:] else (20, 32)):
+        details: list = []
+        if _entries(data, oid, details=details) is None:
+            continue
+        out = bytearray(data)
+        for name, start in details:
+            if name in names:
+                out[start + 36:start + 40] = b"\0\0\0\0"
+        body = bytes(out[:-oid])
+        trailer = data[-oid:]
+        if any(trailer):
+            trailer = (hashlib.sha256 if oid == 32 else hashlib.sha1)(body).digest()
+        return body + trailer
+    return data
+
+
 def _entries(data: bytes, oid: int, want_end: bool = False, details: list | None = None):
     version = int.from_bytes(data[4:8], "big")
     count = int.from_bytes(data[8:12], "big")

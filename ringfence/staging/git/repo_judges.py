@@ -117,12 +117,14 @@ def judge_index(new: bytes, old: bytes | None, rel: str = "", view: View | None 
     return None
 
 
-def _forged_stat(rel: str, new: bytes, old: bytes, view: View, stat_data) -> list[str]:
+def _forged_stat(rel: str, new: bytes, old: bytes, view: View, stat_data,
+                 stale: list | None = None) -> list[str]:
     """Entries whose stat data changed while their object id did not, where the
     work tree file's content is not what it was: git status trusts the stat data
     and would never look at the new content (a refresh after a touch keeps the
     content: fine). Stat data whose mtime is not the file's, as it will be
-    applied, is held too: a later run could write other bytes to match it. The
+    applied, goes to ``stale`` (a later run could write other bytes to match it;
+    smudged before apply, not held: ``git stash pop`` leaves such entries). The
     work tree is taken as the git dir's parent (right for a ``.git`` dir)."""
     now, before = stat_data(new), stat_data(old)
     if now is None or before is None:
@@ -141,11 +143,27 @@ def _forged_stat(rel: str, new: bytes, old: bytes, view: View, stat_data) -> lis
         lower = os.path.join(view.workspace, path)
         if hit[0] != lower and not _same_file(hit[0], lower):
             out.append(name)                  # the content changed, the index says not
-        elif not _mtime_matches(st, hit[1]):
+        elif stale is not None and not _mtime_matches(st, hit[1]):
             # the same content, but stat data no version of the file had: set up
             # for a later run to write other bytes with these times and size
-            out.append(name)
+            stale.append(name)
     return out
+
+
+def smudge_stale(data: bytes, rel: str, old: bytes | None, view: View | None) -> bytes:
+    """The index with the stale entries' size set to 0 (git's own "smudge" of a
+    racily clean entry): git then compares their content instead of trusting the
+    stat data. The same bytes when there is none."""
+    from ringfence.staging.git.index import stat_data
+
+    stale: list[str] = []
+    if old and view is not None:
+        _forged_stat(rel, data, old, view, stat_data, stale)
+    if not stale:
+        return data
+    from ringfence.staging.git.index import smudge
+
+    return smudge(data, set(stale))
 
 
 def _mtime_matches(entry: bytes, st) -> bool:
