@@ -37,13 +37,15 @@ def test_packed_refs_and_shallow():
 @pytest.mark.parametrize("key,value", (
     ("remote.o.mirror", "true"), ("remote.o.pushurl", "https://x/y"), ("remote.o.push", "+a:b"),
     ("branch.main.rebase", "interactive"), ("pull.rebase", "i"), ("push.default", "matching"),
-    ("remote.pushDefault", "evil")))
+    ("remote.pushDefault", "evil"), ("remote.o.fetch", "+refs/heads/*:refs/heads/*")))
 def test_push_redirects(key, value):
     assert key_redirects_push(key, value)
 
 
 @pytest.mark.parametrize("key,value", (("branch.main.rebase", "true"), ("push.default", "simple"),
-                                       ("remote.o.url", "https://x/y"), ("user.name", "n")))
+                                       ("remote.o.url", "https://x/y"), ("user.name", "n"),
+                                       ("remote.o.fetch", "+refs/heads/*:refs/remotes/o/*"),
+                                       ("remote.o.fetch", "refs/heads/main")))
 def test_push_fine(key, value):
     assert not key_redirects_push(key, value)
 

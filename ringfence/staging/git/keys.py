@@ -177,6 +177,11 @@ def key_redirects_push(key: str, value: str | None = None) -> bool:
     v = (value or "").strip().lower()
     if section == "remote" and sub is not None and var in _PUSH_REDIRECT:
         return True
+    if section == "remote" and sub is not None and var == "fetch":
+        # the host's next fetch writes where the refspec says: only remote-tracking
+        # refs are harmless (``+refs/heads/*:refs/heads/*`` force-moves its branches)
+        dst = (value or "").partition(":")[2].strip()
+        return bool(dst) and not dst.startswith("refs/remotes/")
     if section == "branch" and sub is not None and var == "rebase":
         return v in ("interactive", "i")
     if sub is None and f"{section}.{var}" == "pull.rebase":
