@@ -180,6 +180,9 @@ def plan(upper: str, workspace: str, registry, deadline: float | None = None) ->
     stack = [(upper, workspace, "")]
     while stack:
         stack.extend(reversed(_walk_dir(*stack.pop(), ctx, p)))
+    from ringfence.staging.git.repo_judges import tie_refs
+
+    tie_refs(p)
     return p
 
 
@@ -202,6 +205,10 @@ def _judge(registry, rel: str, upath: str | None, ust, lpath: str, lst) -> tuple
     root = registry.git_root(rel) if hit is not None and upath is not None else None
     fresh = registry.new_repo_reason(root) if root is not None else None
     if hit is None:
+        if link is None and upath is not None:
+            from ringfence.staging.shadow import shadow_reason
+
+            link = shadow_reason(registry, rel, ust)
         return link, None
     kind = hit[0]
     if upath is None:                       # deletion
@@ -229,18 +236,19 @@ def _judge(registry, rel: str, upath: str | None, ust, lpath: str, lst) -> tuple
                 is_link=stat.S_ISLNK(ust.st_mode), workspace=registry.workspace,
                 view=registry.post)
     if kind == "git-index" and why is None and new and stat.S_ISREG(ust.st_mode):
-        why = _strip_index_caches(upath, ust, new)
+        why = _strip_index_caches(upath, ust, new, (rel, old, registry.post))
     return why or link or fresh, kind
 
 
-def _strip_index_caches(path: str, st, data: bytes) -> str | None:
+def _strip_index_caches(path: str, st, data: bytes, ctx=None) -> str | None:
     """Rewrite a staged index without the caches a writer can forge (cache-tree:
     the host's next ``git commit`` would write the sandbox's tree ids; untracked
     cache: ``git status`` would hide new files). git rebuilds them. Same mode and
-    times, so git's racy-entry checks see what they saw."""
+    times, so git's racy-entry checks see what they saw; stale entries smudged."""
     from ringfence.staging.git.index import strip_caches
+    from ringfence.staging.git.repo_judges import smudge_stale
 
-    clean = strip_caches(data)
+    clean = strip_caches(smudge_stale(data, *ctx) if ctx else data)
     if clean is None:
         return "an index ringfence cannot read (its caches cannot be removed)"
     if clean is data or clean == data:

@@ -31,14 +31,16 @@ import os
 import posixpath
 import stat
 
-from ringfence.staging.git.keys import key_can_run_program, key_hides_changes
+from ringfence.staging.git.keys import (key_can_run_program, key_hides_changes,
+                                        key_redirects_push)
 
 from ringfence.staging.registry import (AT_TOP, BY_NAME, HOLD_DELETE, IN_GIT_DIR,  # noqa: E402
                                         OTHER_TOOLS)
 
 KINDS = frozenset({"held", "git-config", "git-redirect", "hook", "attributes", "gitmodules",
                    "git-data", "git-head", "git-index", "git-exclude", "git-alternates",
-                   "git-object", "git-cache", "ancestor"})
+                   "git-object", "git-cache", "ancestor", "git-packed-refs",
+                   "git-shallow", "gitignore", "dotenv"})
 
 
 class Registry:
@@ -61,6 +63,9 @@ class Registry:
         self.pre = None         # View before the run (the workspace alone)
         self.guarded: tuple[str, ...] = ()   # writable roots, state: links never go there
         self._new: dict[str, str | None] = {}
+        self.host_path = os.environ.get("PATH", "")   # the host's PATH (settle sets it)
+        self.host = None                 # its program names, read when first needed
+        self.envrc_path: list[str] | None = None
 
     def git_root(self, rel: str) -> str | None:
         """The innermost git directory holding ``rel`` (before or after the run)."""
@@ -230,6 +235,10 @@ def _read(path: str, st) -> bytes | None:
 
 
 _HEX = frozenset("0123456789abcdef")
+# State of a merge, cherry-pick, revert or am in progress: the host's next plain
+# ``git commit`` (or ``--continue``) takes the commit these name as a parent.
+_SEQUENCER_HEADS = frozenset({"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD",
+                              "AUTO_MERGE", "MERGE_MODE", "BISECT_START", "BISECT_TERMS"})
 
 
 def _object_cache(inner: list[str], last: str) -> tuple[str, str] | None:
@@ -269,6 +278,12 @@ def _in_git_dir(inner: list[str]) -> tuple[str, str]:
         return ("held", "legacy remote definitions: git push and fetch obey their URL lines")
     if inner[0] == "rr-cache":
         return ("held", "rerere replays these resolutions into the host's next merge")
+    if inner == ["packed-refs"]:
+        return ("git-packed-refs", "its refs/replace/ lines make git show other objects")
+    if inner == ["shallow"]:
+        return ("git-shallow", "each commit it names hides the history behind it (a graft)")
+    if len(inner) == 1 and last in _SEQUENCER_HEADS:
+        return ("held", "the host's next git commit makes the commit it names a parent")
     if inner[:2] == ["refs", "replace"] or inner[-2:] == ["info", "grafts"]:
         return ("held", "replace refs and grafts make git show other objects and history "
                         "in place of the real ones")
@@ -285,6 +300,9 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
     """None when the change is harmless, else the reason it is held."""
     if kind not in KINDS:
         return f"the host obeys this path in a way ringfence has no judge for ({kind})"
+    if kind == "dotenv":        # loaded into the host's shell; removing one loads less
+        return None if new is None else "the host loads it into its shell environment " \
+            "(direnv dotenv); no content rule makes a change to it safe"
     if kind == "held":
         return "the host obeys this file; no content rule makes a change to it safe"
     if new is None:                                     # a deletion
@@ -308,7 +326,11 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
     from ringfence.staging.git import repo_judges as gj
 
     if kind == "git-index":
-        return gj.judge_index(new, old)
+        return gj.judge_index(new, old, rel, view)
+    if kind == "git-packed-refs":
+        return gj.judge_packed_refs(new, old)
+    if kind == "git-shallow":
+        return gj.judge_shallow(new, old)
     try:
         text = new.decode("utf-8")
         old_text = old.decode("utf-8", "replace") if old is not None else ""
@@ -320,8 +342,14 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
         return gj.judge_alternates(rel, text, old_text, workspace, view)
     if kind == "git-exclude":
         return gj.judge_exclude(rel, text, old_text)
+    from ringfence.staging.git.file_judges import judge_attributes, judge_gitmodules
+
     if kind == "attributes":
-        return _judge_attributes(text, old_text)
+        return judge_attributes(text, old_text)
+    if kind == "gitignore":
+        from ringfence.staging.git.ignore import judge as judge_ignore
+
+        return judge_ignore(view, rel, text, old_text)
     from ringfence.staging.git.config import ConfigSyntaxError, added, parse
 
     try:
@@ -329,44 +357,18 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
     except ConfigSyntaxError as exc:
         return f"git config syntax ringfence cannot judge ({exc})"
     if kind == "gitmodules":
-        return _judge_gitmodules(added(old_pairs, pairs))
+        return judge_gitmodules(added(old_pairs, pairs))
     bad = [k for k, v in added(old_pairs, pairs) if key_can_run_program(k, v)]
     if bad:
         return "adds git config keys that can run programs: " + ", ".join(sorted(set(bad)))
+    urls = {k.lower(): v for k, v in old_pairs if k.lower().endswith(".url")}
+    moved = [k for k, v in added(old_pairs, pairs) if key_redirects_push(k, v)
+             or (k.lower().startswith("remote.") and k.lower() in urls and urls[k.lower()] != v)]
+    if moved:
+        return ("adds git config keys that change where or how the host's next push or "
+                "pull goes: " + ", ".join(sorted(set(moved))))
     hides = [k for k, v in added(old_pairs, pairs) if key_hides_changes(k, v)]
     if hides:
         return "adds git config keys that hide changes from git status: " + ", ".join(
             sorted(set(hides)))
-    return None
-
-
-_DRIVER_ATTRS = ("filter=", "diff=", "merge=")
-
-
-def _judge_attributes(text: str, old_text: str) -> str | None:
-    before = set(old_text.splitlines())
-    for line in text.splitlines():
-        if line in before or line.lstrip().startswith("#"):
-            continue
-        for word in line.split()[1:]:
-            if word.startswith(_DRIVER_ATTRS):
-                return f"names a filter/diff/merge driver ({word})"
-    return None
-
-
-_SUBMODULE_DATA = frozenset({"path", "url", "branch", "shallow", "ignore",
-                             "fetchrecursesubmodules", "update"})
-
-
-def _judge_gitmodules(new_pairs) -> str | None:
-    for key, value in new_pairs:
-        section, _, var = key.partition(".")
-        var = var.rpartition(".")[2].lower()
-        v = (value or "").strip().lower()
-        if section.lower() != "submodule" or var not in _SUBMODULE_DATA:
-            return f"a .gitmodules key ringfence cannot judge ({key})"
-        if var == "update" and v not in ("checkout", "rebase", "merge", "none"):
-            return f"submodule update command ({value})"
-        if var == "url" and v.startswith(("ext::", "fd::")):
-            return f"a submodule url through a transport that runs a program ({value})"
     return None

@@ -11,6 +11,8 @@ from __future__ import annotations
 # Anywhere in the tree (matched against each path component's name).
 BY_NAME: tuple[tuple[str, str, str], ...] = (
     (".gitmodules", "gitmodules", "git submodule reads urls and update commands (!cmd)"),
+    (".gitignore", "gitignore", "git status hides the files it names (held when it hides "
+                                "a file the same run wrote)"),
     (".gitattributes", "attributes", "filter/diff/merge drivers run on checkout, diff, merge"),
     (".envrc", "held", "direnv runs it on cd"),
     (".vscode", "held", "VS Code runs tasks, settings point at programs (terminal, linters)"),
@@ -25,6 +27,8 @@ BY_NAME: tuple[tuple[str, str, str], ...] = (
     (".pre-commit-config.yaml", "held", "pre-commit runs the hooks it lists on commit"),
     (".husky", "held", "husky's hooks run on commit (core.hooksPath)"),
     (".ringfence.toml", "held", "it selects the policy of the next ringfence run"),
+    (".env", "dotenv", "direnv's dotenv loads it into the shell on cd (and so do mise, "
+                     "docker compose, npm scripts' dotenv)"),
 )
 # Only at the top of the workspace (they matter when the workspace is a home dir).
 AT_TOP: tuple[tuple[str, str, str], ...] = tuple(
@@ -104,6 +108,24 @@ OTHER_TOOLS: tuple[tuple[str, str, str, str], ...] = (
      "https://neovim.io/doc/user/options.html#'exrc'"),
     (".exrc", "held", "vi and Neovim run it on start when 'exrc' is set",
      "https://neovim.io/doc/user/options.html#'exrc'"),
+    (".env.*", "dotenv", "direnv's dotenv/dotenv_if_exists load .env.local and the like on cd",
+     "https://direnv.net/man/direnv-stdlib.1.html#codedotenv-ltdotenvpathgtcode"),
+    (".mise.*.toml", "held", "mise reads .mise.local.toml and .mise.<env>.toml too",
+     "https://mise.jdx.dev/configuration.html"),
+    (".config/mise/config.toml", "held", "mise reads a project's .config/mise/config.toml",
+     "https://mise.jdx.dev/configuration.html"),
+    (".config/mise.toml", "held", "mise reads a project's .config/mise.toml",
+     "https://mise.jdx.dev/configuration.html"),
+    (".rtx.toml", "held", "rtx (mise's old name) runs its [env] and hooks on cd",
+     "https://mise.jdx.dev/configuration.html"),
+    ("lefthook*.toml", "held", "lefthook reads lefthook.toml and lefthook-local.toml too",
+     "https://lefthook.dev/configuration/"),
+    (".lefthook*.toml", "held", "lefthook reads .lefthook.toml too",
+     "https://lefthook.dev/configuration/"),
+    ("lefthook*.json", "held", "lefthook reads lefthook.json too",
+     "https://lefthook.dev/configuration/"),
+    (".lefthook*.json", "held", "lefthook reads .lefthook.json too",
+     "https://lefthook.dev/configuration/"),
     (".hgsub", "held", "Mercurial clones and updates the subrepositories it lists",
      "https://www.mercurial-scm.org/wiki/Subrepository"),
 )

@@ -44,36 +44,11 @@ def _inside(path: str, root: str) -> str | None:
     return None
 
 
-def _read_config(path: str):
-    from ringfence.staging.git.config import ConfigSyntaxError, parse
-
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return parse(fh.read())
-    except (OSError, ConfigSyntaxError):
-        return []
-
-
-def _git_dir(ws: str) -> str | None:
-    dot = os.path.join(ws, ".git")
-    if os.path.isdir(dot) and not os.path.islink(dot):
-        return dot
-    try:
-        with open(dot, encoding="utf-8") as fh:
-            line = fh.readline().strip()
-    except OSError:
-        return None
-    if line.startswith("gitdir:"):
-        return os.path.normpath(os.path.join(ws, line.split(":", 1)[1].strip()))
-    return None
-
-
 def registry_for(workspace: str, profile=None, env: Mapping[str, str] | None = None,
                  secret_hits=()):
     """The registry (``obeyed.Registry``), with the pre-run config's hooksPath/include
     targets and the profile's write_protect entries and ringfence's private dirs in
     the workspace."""
-    from ringfence.staging.git.config import get_all
     from ringfence.staging.judges import Registry
 
     env = os.environ if env is None else env
@@ -81,32 +56,18 @@ def registry_for(workspace: str, profile=None, env: Mapping[str, str] | None = N
     globs: list[str] = []
     home = env.get("HOME") or os.path.expanduser("~")
     xdg = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    from ringfence.staging.git.hookdirs import targets
+
     configs = [os.path.join(home, ".gitconfig"), os.path.join(xdg, "git", "config")]
-    gdir = _git_dir(workspace)
-    if gdir:
-        configs += [os.path.join(gdir, "config"), os.path.join(gdir, "config.worktree")]
-    for cfg in configs:
-        pairs = _read_config(cfg)
-        for value in get_all(pairs, "core.hooksPath"):
-            if not value:
-                continue
-            value = home + value[1:] if value.startswith("~/") else value
-            target = value if os.path.isabs(value) else os.path.join(workspace, value)
-            rel = _inside(target, workspace)
-            if rel:
-                for r in _also_resolved(workspace, rel):
-                    extra[r] = ("hook", "core.hooksPath points here: git runs these hooks")
-        # include targets inside the workspace, from every config git reads (a
-        # global one may include a file of the project): judged as config
-        for key, value in pairs:
-            low = key.lower()
-            if value and low.endswith(".path") and low.startswith(("include.", "includeif.")):
-                value = home + value[1:] if value.startswith("~/") else value
-                target = value if os.path.isabs(value) else os.path.join(os.path.dirname(cfg), value)
-                rel = _inside(target, workspace)
-                if rel:
-                    for r in _also_resolved(workspace, rel):
-                        extra[r] = ("git-config", "an include target of the repository's config")
+    for kind, target in targets(workspace, home, configs):
+        rel = _inside(target, workspace)
+        if not rel:
+            continue
+        for r in _also_resolved(workspace, rel):
+            if kind == "hook":
+                extra[r] = ("hook", "core.hooksPath points here: git runs these hooks")
+            elif extra.get(r, ("",))[0] != "hook":
+                extra[r] = ("git-config", "an include target of the repository's config")
     if profile is not None:
         for entry in getattr(profile.filesystem, "write_protect", ()):
             entry = entry.rstrip("/")
@@ -133,6 +94,7 @@ def registry_for(workspace: str, profile=None, env: Mapping[str, str] | None = N
         # never applied without a person, who sees where the token went (RF653).
         extra[rel] = ("held", "it holds a brokered credential's value (RF653)")
     reg = Registry(workspace, extra, tuple(globs))
+    reg.host_path = env.get("PATH", "")
     reg.guarded = _guarded(profile, env, home)
     return reg
 

@@ -123,6 +123,11 @@ class View:
                 return low, st
         return None
 
+    def pre_is_dir(self, rel: str) -> bool:
+        """``rel`` is a directory the workspace had and the stage did not replace."""
+        state = self._dir(rel)
+        return state is not None and state[1]
+
     def is_dir(self, rel: str) -> bool:
         return self._dir(rel) is not None
 

@@ -77,7 +77,43 @@ def parse_entries(data: bytes) -> tuple[list[tuple[str, bool, bool]], list[bytes
     return None
 
 
-def _entries(data: bytes, oid: int, want_end: bool = False):
+def stat_data(data: bytes) -> dict[str, tuple[bytes, bytes]] | None:
+    """{path: (the entry's 40 bytes of stat data, its object id)}, or None."""
+    if len(data) < 12 or data[:4] != b"DIRC":
+        return None
+    import hashlib
+
+    order = (32, 20) if len(data) > 32 and hashlib.sha256(data[:-32]).digest() == data[-32:] \
+        else (20, 32)
+    for oid in order:
+        details: list = []
+        if _entries(data, oid, details=details) is not None:
+            return {name: (data[s:s + 40], data[s + 40:s + 40 + oid]) for name, s in details}
+    return None
+
+
+def smudge(data: bytes, names: set[str]) -> bytes:
+    """``data`` with the size in the stat data of ``names`` set to 0 and the
+    checksum recomputed (kept as zeros under index.skipHash)."""
+    import hashlib
+
+    for oid in ((32, 20) if hashlib.sha256(data[:-32]).digest() == data[-32:] else (20, 32)):
+        details: list = []
+        if _entries(data, oid, details=details) is None:
+            continue
+        out = bytearray(data)
+        for name, start in details:
+            if name in names:
+                out[start + 36:start + 40] = b"\0\0\0\0"
+        body = bytes(out[:-oid])
+        trailer = data[-oid:]
+        if any(trailer):
+            trailer = (hashlib.sha256 if oid == 32 else hashlib.sha1)(body).digest()
+        return body + trailer
+    return data
+
+
+def _entries(data: bytes, oid: int, want_end: bool = False, details: list | None = None):
     version = int.from_bytes(data[4:8], "big")
     count = int.from_bytes(data[8:12], "big")
     if version not in (2, 3, 4):
@@ -117,6 +153,8 @@ def _entries(data: bytes, oid: int, want_end: bool = False):
                 return None
             out.append((name.decode("utf-8", "surrogateescape"),
                         bool(flags & ASSUME_VALID), bool(ext & SKIP_WORKTREE)))
+            if details is not None:
+                details.append((out[-1][0], start))
             prev = name
         if want_end:
             return pos

@@ -146,12 +146,51 @@ _SCP_HOST = _Match(_ALNUM + "_[", _ALNUM + "_.-@[]")
 # hidden, excludes elsewhere). Not programs: the classifier does not use this.
 _HIDES = frozenset({"core.trustctime", "core.checkstat", "core.sparsecheckout",
                     "core.untrackedcache", "status.showuntrackedfiles", "core.ignorestat",
-                    })
+                    "core.ignorecase", "diff.relative", "diff.ignoresubmodules",
+                    "core.excludesfile", "core.attributesfile"})
+_HIDING_SECTIONS = frozenset({"status"})          # every status.* key shapes what it shows
+_HIDING_COLORS = frozenset({"diff", "status", "branch", "decorate", "grep", "interactive"})
 
 
 def key_hides_changes(key: str, value: str | None = None) -> bool:
+    """True for a key that changes what ``git status`` / ``git diff`` show: a
+    relative diff, case-folded names, every ``status.*`` key, and colour slots of
+    diff and status output (``color.diff.new = black black`` prints additions
+    invisibly)."""
     section, sub, var = split_key(key.strip())
-    return sub is None and f"{section}.{var}" in _HIDES
+    if sub is None:
+        return f"{section}.{var}" in _HIDES or section in _HIDING_SECTIONS
+    if section == "color" and sub.lower() in _HIDING_COLORS:
+        return True
+    return section == "submodule" and var == "ignore"
 
 
-__all__ = ["key_can_run_program", "key_hides_changes", "split_key", "url_is_network"]
+# Keys that change where the host's next push sends the repository, or what its
+# next push or pull does (a mirror push deletes remote branches; a push refspec
+# can force; ``rebase = interactive`` opens a todo). Not programs: the
+# classifier does not use this; the host-obeyed judge holds them.
+_PUSH_REDIRECT = frozenset({"mirror", "pushurl", "push", "receivepack"})
+
+
+def key_redirects_push(key: str, value: str | None = None) -> bool:
+    section, sub, var = split_key(key.strip())
+    v = (value or "").strip().lower()
+    if section == "remote" and sub is not None and var in _PUSH_REDIRECT:
+        return True
+    if section == "remote" and sub is not None and var == "fetch":
+        # the host's next fetch writes where the refspec says: only remote-tracking
+        # refs are harmless (``+refs/heads/*:refs/heads/*`` force-moves its branches)
+        dst = (value or "").partition(":")[2].strip()
+        return bool(dst) and not dst.startswith("refs/remotes/")
+    if section == "branch" and sub is not None and var == "rebase":
+        return v in ("interactive", "i")
+    if sub is None and f"{section}.{var}" == "pull.rebase":
+        return v in ("interactive", "i")
+    if sub is None and f"{section}.{var}" == "push.default":
+        return v == "matching"
+    if sub is None and section == "push" and var in ("pushoption", "recursesubmodules"):
+        return True
+    return sub is None and f"{section}.{var}" == "remote.pushdefault"
+
+
+__all__ = ["key_can_run_program", "key_hides_changes", "key_redirects_push", "split_key", "url_is_network"]

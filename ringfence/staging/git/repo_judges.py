@@ -89,8 +89,9 @@ def judge_alternates(rel: str, text: str, old_text: str, workspace: str,
     return None
 
 
-def judge_index(new: bytes, old: bytes | None) -> str | None:
-    from ringfence.staging.git.index import parse_entries
+def judge_index(new: bytes, old: bytes | None, rel: str = "", view: View | None = None) \
+        -> str | None:
+    from ringfence.staging.git.index import parse_entries, stat_data
 
     got = parse_entries(new)
     if got is None:
@@ -107,10 +108,121 @@ def judge_index(new: bytes, old: bytes | None) -> str | None:
             hidden.append(f"assume-unchanged {name}")
         if sw and not osw:
             hidden.append(f"skip-worktree {name}")
+    if not hidden and old and view is not None:
+        hidden = [f"stat data of {n}" for n in _forged_stat(rel, new, old, view, stat_data)]
     if hidden:
         more = f" and {len(hidden) - 5} more" if len(hidden) > 5 else ""
         return ("sets index flags that hide edits from git status and git diff: "
                 + ", ".join(hidden[:5]) + more)
+    return None
+
+
+def _forged_stat(rel: str, new: bytes, old: bytes, view: View, stat_data,
+                 stale: list | None = None) -> list[str]:
+    """Entries whose stat data changed while their object id did not, where the
+    work tree file's content is not what it was: git status trusts the stat data
+    and would never look at the new content (a refresh after a touch keeps the
+    content: fine). Stat data whose mtime is not the file's, as it will be
+    applied, goes to ``stale`` (a later run could write other bytes to match it;
+    smudged before apply, not held: ``git stash pop`` leaves such entries). The
+    work tree is taken as the git dir's parent (right for a ``.git`` dir)."""
+    now, before = stat_data(new), stat_data(old)
+    if now is None or before is None:
+        return []
+    gitdir = posixpath.dirname(rel)
+    top = posixpath.dirname(gitdir)
+    out = []
+    for name, (st, oid) in now.items():
+        was = before.get(name)
+        if was is None or was[1] != oid or was[0] == st:
+            continue
+        path = f"{top}/{name}" if top else name
+        hit = view.entry(path)
+        if hit is None:
+            continue
+        lower = os.path.join(view.workspace, path)
+        if hit[0] != lower and not _same_file(hit[0], lower):
+            out.append(name)                  # the content changed, the index says not
+        elif stale is not None and not _mtime_matches(st, hit[1]):
+            # the same content, but stat data no version of the file had: set up
+            # for a later run to write other bytes with these times and size
+            stale.append(name)
+    return out
+
+
+def smudge_stale(data: bytes, rel: str, old: bytes | None, view: View | None) -> bytes:
+    """The index with the stale entries' size set to 0 (git's own "smudge" of a
+    racily clean entry): git then compares their content instead of trusting the
+    stat data. The same bytes when there is none."""
+    from ringfence.staging.git.index import stat_data
+
+    stale: list[str] = []
+    if old and view is not None:
+        _forged_stat(rel, data, old, view, stat_data, stale)
+    if not stale:
+        return data
+    from ringfence.staging.git.index import smudge
+
+    return smudge(data, set(stale))
+
+
+def _mtime_matches(entry: bytes, st) -> bool:
+    sec = int.from_bytes(entry[8:12], "big")
+    nsec = int.from_bytes(entry[12:16], "big")
+    return sec == (int(st.st_mtime) & 0xffffffff) and (
+        nsec == 0 or nsec == st.st_mtime_ns % 1_000_000_000)
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        with open(a, "rb") as x, open(b, "rb") as y:
+            while True:
+                p, q = x.read(1 << 20), y.read(1 << 20)
+                if p != q:
+                    return False
+                if not p:
+                    return True
+    except OSError:
+        return False
+
+
+def judge_packed_refs(new: bytes, old: bytes | None) -> str | None:
+    before = set((old or b"").split(b"\n"))
+    added = [ln for ln in new.split(b"\n") if ln not in before]
+    bad = [ln.decode("utf-8", "replace").split(" ", 1)[-1] for ln in added
+           if b" refs/replace/" in ln]
+    if bad:
+        return ("packs replace refs (git shows other objects in place of the real ones): "
+                + ", ".join(bad[:5]))
+    if any(ln.strip() and not ln.startswith((b"#", b"^")) and b" " not in ln.strip()
+           for ln in added):
+        return "a packed-refs line ringfence cannot read"
+    return None
+
+
+def tie_refs(plan) -> None:
+    """A held ``packed-refs`` holds the loose refs the same run deleted in its git
+    dir (``git pack-refs`` moves them there): applying those deletions alone would
+    lose the branches."""
+    dirs = [a.path[:-len("packed-refs")] for a in plan.actions
+            if a.held and posixpath.basename(a.path) == "packed-refs"]
+    if not dirs:
+        return
+    for i, a in enumerate(plan.actions):
+        if a.op == "delete" and not a.held and any(a.path.startswith(d + "refs/")
+                                                   or a.path == d + "refs" for d in dirs):
+            plan.actions[i] = type(a)(a.op, a.path, "a ref the held packed-refs replaces",
+                                     a.kind)
+            plan.deleted[:] = [x for x in plan.deleted
+                               if x != a.path and not x.startswith(a.path + "/")]
+
+
+def judge_shallow(new: bytes, old: bytes | None) -> str | None:
+    before = set((old or b"").split())
+    added = [x.decode("ascii", "replace") for x in new.split() if x not in before]
+    if added:
+        return ("marks commits shallow (git log and blame stop there, as a graft would): "
+                + ", ".join(added[:3]))
     return None
 
 
