@@ -25,6 +25,15 @@ from ringfence.rfcore.errors import SandboxError
 
 from .oracle import OracleResult, run_oracle, sandbox_mode, survivors_of
 
+# Since issue 23 a pids hit ends the whole `ringfence run` (RF624, its writes held)
+# instead of failing the fork inside, so a batch holding a fork bomb can no longer
+# run to its end under ringfence. The same comparison runs as root under the bwrap
+# stop-gap (RLIMIT_NPROC set on the test user: forks fail, the batch goes on).
+UNDER_RINGFENCE = pytest.mark.skipif(
+    os.geteuid() != 0 and os.environ.get("RINGFENCE_ORACLE_SANDBOX", "ringfence") == "ringfence",
+    reason="a fork bomb in a batch ends the whole ringfence run since issue 23 (RF624); "
+           "this comparison runs as root under the bwrap stop-gap (make test's root half)")
+
 FULL = os.environ.get("RINGFENCE_DIFFERENTIAL") == "full"
 needs_bwrap = pytest.mark.skipif(not have_bwrap(), reason=NO_BWRAP)
 
@@ -145,6 +154,7 @@ def test_oracle_cannot_touch_the_host():
 
 @pytest.mark.sandbox
 @needs_bwrap
+@UNDER_RINGFENCE
 def test_pathological_batches_end_within_the_limits():
     # Each spawns a process per level or a fork bomb: the pids limit, the
     # per-command timeout and the kill of the sandbox's pid namespace contain
@@ -319,6 +329,7 @@ def _classify_or_skip():
 
 @pytest.mark.sandbox
 @needs_bwrap
+@UNDER_RINGFENCE
 def test_differential_against_bash(capsys):
     classify = _classify_or_skip()
     cmds = (PROBES + _project_corpus() + _sample(read_shared_corpus("nl2bash.cm"), 250)
