@@ -124,7 +124,11 @@ def _unwrap(words: tuple[Word, ...], facts: list[Fact], env: list[tuple[str, Wor
             return words[i:]
         values: list[tuple[str, Word | None]] | None = \
             [] if spec.writes or spec.env_opts else None
-        j, seen = skip_options(words, i + 1, spec.opts, longs=spec.longs, values=values)
+        unknown: list[Word] = []
+        j, seen = skip_options(words, i + 1, spec.opts, longs=_row_longs(spec),
+                               values=values, unknown=unknown)
+        if _odd_option(name, spec, unknown, facts, Fact):
+            return words[i:]      # never take the word after it for the program
         if any(opt in spec.stop_opts for opt, _ in seen):
             return words[i:]
         if spec.source and _launcher_facts(words, i, j, spec, seen, values, facts, env, Fact):
@@ -179,8 +183,8 @@ def _unwrap(words: tuple[Word, ...], facts: list[Fact], env: list[tuple[str, Wor
     return ()
 
 
-from .launch import (launcher_facts as _launcher_facts, operand_command_line,  # noqa: E402
-                     operand_shells, tmux_runs)
+from .launch import (launcher_facts as _launcher_facts, odd_option as _odd_option,  # noqa: E402
+                     operand_command_line, operand_shells, row_longs as _row_longs, tmux_runs)
 
 
 def _multiplexer_key(inv: Invocation) -> None:
@@ -311,7 +315,11 @@ def analyze(script: Script) -> list[Invocation]:
             if found and not found[1].data_operands:
                 facts.append(Fact("launched-shell", argv[0].span, name, argv[0]))
             if name == "xargs":
-                j, _ = skip_options(argv, 1, data.XARGS_OPTS, data.XARGS_ATTACHED_ONLY)
+                unknown: list[Word] = []
+                j, _ = skip_options(argv, 1, data.XARGS_OPTS, data.XARGS_ATTACHED_ONLY,
+                                    longs=data.LONGS["xargs"], unknown=unknown)
+                if _odd_option("xargs", None, unknown, facts, Fact):
+                    continue      # keyed as xargs: the program is not known
                 if j < len(argv):
                     # xargs itself only launches: the capability is what it runs
                     inv.counts = False

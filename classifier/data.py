@@ -79,6 +79,10 @@ WRAPPERS: dict[str, Wrapper] = {
     "coproc": Wrapper(fact="coproc"),
     **LAUNCHERS,
 }
+from .data_longs import BWRAP_LONGS, BWRAP_PLACES, LONGS  # noqa: E402,F401
+for _n, _l in ((k, v) for k, v in LONGS.items() if k in WRAPPERS):
+    WRAPPERS[_n] = WRAPPERS[_n]._replace(longs=WRAPPERS[_n].longs | _l)
+WRAPPERS["bwrap"] = WRAPPERS["bwrap"]._replace(longs=BWRAP_LONGS)
 WRAPPERS.update({k: WRAPPERS[v] for k, v in LAUNCHER_ALIASES.items()})
 
 # Launchers name what they launch.

@@ -113,7 +113,7 @@ LAUNCHERS: dict[str, Wrapper] = {
                            "--env", "-b", "--detach-on", "-I", "--interruptible", "-a",
                            "--columns", "-s", "--string-limit", "-X", "--const-print-style",
                            "-O", "-S", "--summary-sort-by", "-U", "--summary-columns", "-P",
-                           "--trace-path", "--seccomp-bpf"),
+                           "--trace-path"),
                       stop_opts=_HV | _s("-p --attach"), writes=_s("-o --output"),
                       fact_opts=(("-u", _ESC), ("--user", _ESC)), env_opts=_s("-E --env"),
                       source="strace(1) strace [-o FILE] [-E VAR=VAL] [-u USERNAME] PROG"),
@@ -236,7 +236,7 @@ LAUNCHERS: dict[str, Wrapper] = {
                                   "--ro-bind", "--ro-bind-try", "--file", "--bind-data",
                                   "--ro-bind-data", "--symlink", "--chmod", "--setenv",
                                   "--bind-fd", "--ro-bind-fd")),
-                     stop_opts=_s("--help --version"),
+                     stop_opts=_s("--help --version"), env_opts=_s("--setenv"),
                      source="bwrap(1) bwrap [OPTION...] [--] COMMAND [ARG...]"),
     # host escapes from a container or a flatpak: the command runs on the host
     "flatpak-spawn": Wrapper(opts("--env", "--forward-fd", "--directory", "--app-path",
