@@ -6,6 +6,7 @@ from typing import Iterable
 
 from .. import data
 from ..analysis import Invocation, canonical_long, scan_args
+from ..git_cmdline import config_write_runs, sub_option_runs
 from ..embedded import EXEC, NAMES, UNKNOWN, awk_program, sed_script
 from ringfence.classifier.git_cmdline import harmless_env
 from ..interp import interp_mode
@@ -130,11 +131,11 @@ def git_exec(ctx: Context) -> Iterable[Hit]:
         if sub == "config" and any(w.value.lower().startswith("alias.") for w in rest) and \
                 any(w.value.startswith("!") for w in rest):
             yield (inv.argv[0].span[0], rest[-1].span[1]), "a `!` git alias runs a shell command"
-        if sub == "config" and not any(w.value in data.GIT_CONFIG_READ for w in rest[:3]):
-            for w in rest:
-                if not w.value.startswith("-") and data.git_exec_config(w.value):
-                    yield w.span, f"git setting `{w.value}` makes git run a program later"
-                    break
+        if sub == "config":
+            kw = config_write_runs(rest)
+            if kw is not None:
+                yield kw.span, f"git setting `{kw.raw}` can make git run a program later " \
+                               "(it writes the host's git configuration)"
         trig = data.GIT_EXEC_SUB.get(sub)
         if trig is None:
             continue
@@ -142,8 +143,11 @@ def git_exec(ctx: Context) -> Iterable[Hit]:
             yield inv.argv[inv.subcommand_at - 1].span, f"`git {sub}` runs shell commands"
             continue
         for w in rest:
-            if w.static and w.value.split("=", 1)[0] in trig:
-                yield w.span, f"`git {sub} {w.value.split('=', 1)[0]}` runs a program"
+            if w.static and w.value == "--":
+                break
+            opt = sub_option_runs(sub, trig, w) if w.static else ""
+            if opt or w.static and w.value in trig:
+                yield w.span, f"`git {sub} {opt or w.value}` runs a program"
 
 
 def awk_exec(ctx: Context) -> Iterable[Hit]:
