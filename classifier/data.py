@@ -263,7 +263,7 @@ GIT_EXEC_SUB: dict[str, frozenset[str]] = {
 PLUS_COMMAND = frozenset({"vim", "nvim", "vi", "less", "more", "ex", "view"})
 
 from .data_filters import (  # noqa: E402,F401  (re-exported: callers use data.X)
-    Filter, FILTERS, FILTER_ALIASES, AWKS, SEDS,
+    Filter, FILTERS, FILTER_ALIASES, AWKS, SEDS, SCRIPT_LONGS,
     STD_STREAMS, TEE_SINKS,
 )
 

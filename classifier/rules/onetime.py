@@ -206,11 +206,30 @@ def option_exec(ctx: Context) -> Iterable[Hit]:
                 if opt in data.EXEC_OPTION_VALUES.get(name, ((),))[0]:
                     continue                    # judged by its value below
                 yield w.span, f"`{name} {opt}` {table[opt]}"
+            elif (hit := _attached(name, table, v)):
+                # `scp -S/tmp/x`, `man -P'sh -c id'`, `zip -TT'cmd'`: getopt reads
+                # the rest of the word as the option's value
+                if hit not in data.EXEC_OPTION_VALUES.get(name, ((),))[0]:
+                    yield w.span, f"`{name} {hit}` {table[hit]}"
             elif name in data.CLUSTER_EXEC and not v.startswith("--"):
                 for key, why in table.items():
                     if len(key) == 2 and key[1] in v[1:]:
                         yield w.span, f"`{name} {key}` {why}"
                         break
+
+
+# programs whose single-dash options are words, not getopt letters (`-fs`, `-Es`)
+_WORD_OPTIONS = frozenset({"vim", "nvim", "vi", "view", "gvim", "vimdiff", "emacs"})
+
+
+def _attached(name: str, table: dict[str, str], v: str) -> str:
+    """The short option of ``table`` that ``v`` starts with, its value attached."""
+    if v.startswith("--") or name in _WORD_OPTIONS:
+        return ""
+    for k in table:
+        if not k.startswith("--") and len(v) > len(k) and v.startswith(k):
+            return k
+    return ""
 
 
 def _exec_option_name(name: str, table: dict[str, str], opt: str) -> str:
