@@ -7,6 +7,7 @@ from typing import Iterable
 from .. import data
 from ..analysis import Invocation, canonical_long, scan_args
 from ..git_cmdline import config_write_runs, sub_option_runs
+from ..histeval import HISTORY_EVAL as _HISTORY_EVAL, history_eval as _history_eval
 from ..embedded import EXEC, NAMES, UNKNOWN, awk_program, sed_script
 from ringfence.classifier.git_cmdline import harmless_env
 from ..interp import interp_mode
@@ -281,7 +282,14 @@ _BUILTIN_WHY = {
 
 
 def eval_(ctx: Context) -> Iterable[Hit]:
-    return _builtin(ctx, "RF117")
+    yield from _builtin(ctx, "RF117")
+    for inv in ctx.invocations:
+        if inv.name in _HISTORY_EVAL and inv.argv:
+            why = _history_eval(inv.name, inv.argv[1:])
+            if why:
+                yield (inv.argv[0].span[0], inv.argv[-1].span[1]), why
+
+
 
 
 def source(ctx: Context) -> Iterable[Hit]:
@@ -368,7 +376,7 @@ CHECKS = (
     ("RF114", shell_launcher, facts("shell-launcher")),
     ("RF115", launched_shell, facts("launched-shell")),
     ("RF116", stdin_program, interpreters),
-    ("RF117", eval_, _BUILTINS),
+    ("RF117", eval_, names(set(data.ONE_TIME_BUILTINS) | _HISTORY_EVAL)),
     ("RF118", source, _BUILTINS),
     ("RF119", alias, _BUILTINS),
     ("RF120", function_definition, constructs("function")),
