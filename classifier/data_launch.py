@@ -50,6 +50,7 @@ class Wrapper(NamedTuple):
     run_opts: frozenset[str] = frozenset()
     env_opts: frozenset[str] = frozenset()
     shell_safe: frozenset[str] = frozenset()      # values of shell_opts that run nothing
+    options_after: bool = False   # options also follow the positionals (setarch ARCH -R)
 
 
 def _s(text: str) -> frozenset[str]:
@@ -256,12 +257,60 @@ LAUNCHERS: dict[str, Wrapper] = {
                          fact_opts=(("-u", _ESC),),
                          source="daemonize(1) daemonize [-a] [-c dir] [-e stderr] [-o stdout] "
                                 "[-p pidfile] [-u user] path [arg] ..."),
+    # setarch(8) arch [options] [program [argument...]]; linux32/linux64 are it with the
+    # arch in the name; choom(1) -n number [--] command
+    "setarch": Wrapper(positionals=1, stop_opts=_HV | _s("--list"), options_after=True,
+                       source="setarch(8) setarch [arch] [options] [program [argument...]]"),
+    "linux32": Wrapper(stop_opts=_HV, source="setarch(8) linux32 [options] [program]"),
+    "linux64": Wrapper(stop_opts=_HV, source="setarch(8) linux64 [options] [program]"),
+    "choom": Wrapper(opts("-n", "--adjust"), stop_opts=_HV | _s("-p --pid"),
+                     source="choom(1) choom [options] -n number [--] command [args...]"),
+    # dbus-run-session(1): --dbus-daemon=BINARY runs BINARY; --config-file is its config
+    "dbus-run-session": Wrapper(opts("--dbus-daemon", "--config-file"),
+                                run_opts=_s("--dbus-daemon --config-file"),
+                                stop_opts=_s("--help --version"),
+                                source="dbus-run-session [OPTIONS] [--] PROGRAM [ARGUMENTS]"),
+    # ld.so(8) run directly: ld.so [OPTIONS] [PROGRAM [ARGUMENTS...]]; --preload and
+    # --audit load libraries, --library-path picks them
+    "ld.so": Wrapper(opts("--library-path", "--glibc-hwcaps-prepend", "--glibc-hwcaps-mask",
+                          "--inhibit-rpath", "--audit", "--preload", "--argv0"),
+                     run_opts=_s("--library-path --audit --preload"),
+                     stop_opts=_s("--list --verify --list-tunables --list-diagnostics --help "
+                                  "--version"),
+                     source="ld.so(8) ld.so [OPTIONS] [PROGRAM [ARGUMENTS...]]"),
+    # sshpass(1) [-f filename|-d num|-p password|-e] command; gosu(1) user-spec command;
+    # tini [-s -p SIGNAL -e CODE -g -w -v] PROGRAM; ccache(1) compiler [args];
+    # daemontools softlimit(8) opts child
+    "sshpass": Wrapper(opts("-f", "-d", "-p", "-P"), stop_opts=_s("-h -V"),
+                       source="sshpass(1) sshpass [-ffilename|-dnum|-ppassword|-e] command"),
+    "gosu": Wrapper(positionals=1, fact=_ESC, source="gosu user-spec command [args]"),
+    "tini": Wrapper(opts("-p", "-e"), stop_opts=_s("-h -l --version"),
+                    source="tini [OPTIONS] PROGRAM -- [ARGS]"),
+    "ccache": Wrapper(stop_opts=_s("-s --show-stats -z --zero-stats -C --clear -c --cleanup "
+                                   "-M --max-size -F --max-files -p --show-config -o --set-config "
+                                   "-x --show-compression -h --help -V --version"),
+                      source="ccache(1) ccache [ccache options] compiler [compiler options]"),
+    "softlimit": Wrapper(opts("-m", "-d", "-s", "-l", "-a", "-o", "-p", "-f", "-c", "-r",
+                              "-t"), source="softlimit(8) softlimit opts child"),
+    # run-parts(8) runs every program in a directory; start-stop-daemon(8) -x/--exec
+    # starts a program detached, usually as another user: judged as handing the
+    # command over (what runs is not in the words)
+    "run-parts": Wrapper(opts("-u", "--umask", "-a", "--arg", "--regex"), shell=True,
+                         stop_opts=_s("--test --list -h --help -V --version"),
+                         source="run-parts(8) run-parts [options] directory"),
+    "start-stop-daemon": Wrapper(fact="detach", shell=True, stop_opts=_s("-K --stop -T "
+                                                                         "--status -H --help"),
+                                 source="start-stop-daemon(8) start-stop-daemon [option...] "
+                                        "command"),
     # macOS caffeinate(8): caffeinate [-disu] [-t timeout] [-w pid] [utility args...]
     "caffeinate": Wrapper(opts("-t", "-w"), source="caffeinate(8) [-t timeout] [utility]"),
 }
 # GNU coreutils installed with a g prefix (Homebrew), and util-linux's aliases
 LAUNCHER_ALIASES = {"gtimeout": "timeout", "gnice": "nice", "gnohup": "nohup",
-                    "gstdbuf": "stdbuf", "gchroot": "chroot", "proxychains": "proxychains4"}
+                    "gstdbuf": "stdbuf", "gchroot": "chroot", "proxychains": "proxychains4",
+                    "ld-linux-x86-64.so.2": "ld.so", "ld-linux.so.2": "ld.so",
+                    "ld-linux-aarch64.so.1": "ld.so", "ld-linux-armhf.so.3": "ld.so",
+                    "ld-musl-x86_64.so.1": "ld.so", "ld-musl-aarch64.so.1": "ld.so"}
 
 # tmux(1) 3.3: every command (name -> alias), since tmux also accepts a unique
 # prefix of a name; TMUX_RUNS: the ones that run a shell command now or later

@@ -218,3 +218,44 @@ def operand_command_line(argv: tuple[Word, ...], name: str) -> Word | None:
                 if m and data.interp_for(m.group(2)):
                     return w
     return None
+
+
+# ip(8) `ip [OPTIONS] netns exec NAME CMD` runs CMD (object and command match by
+# prefix: `ip netns e`); `-b`/`-batch FILE` (and `-force`) read commands from a
+# file. OPTIONS that take a value: -n/-netns, -f/-family, -l/-loops, -rc/-rcvbuf.
+# dpkg-architecture(1) `-c command`: the words after -c are the command.
+_IP_VALUE = ("-n", "-netns", "-f", "-family", "-l", "-loops", "-rc", "-rcvbuf")
+SUB_PEEL = frozenset({"ip", "dpkg-architecture"})
+
+
+def sub_peel(argv: tuple[Word, ...], name: str, facts: list, Fact) -> int:
+    """Where the command ip or dpkg-architecture runs starts (0: none)."""
+    i, n = 1, len(argv)
+    if name == "dpkg-architecture":
+        for k in range(1, n):
+            if argv[k].static and argv[k].value in ("-c", "--command"):
+                return k + 1 if k + 1 < n else 0
+        return 0
+    while i < n and argv[i].static and argv[i].value.startswith("-"):
+        v = argv[i].value.lstrip("-")
+        if v and ("batch".startswith(v) or v == "force") and not v.startswith("br"):
+            facts.append(Fact("exec-option", argv[i].span, f"ip {argv[i].value}", argv[i]))
+            return 0
+        i += 2 if argv[i].value in _IP_VALUE else 1
+    if i + 3 < n and argv[i].static and argv[i].value.startswith("netn") and \
+            "netns".startswith(argv[i].value) and argv[i + 1].static and \
+            "exec".startswith(argv[i + 1].value):
+        return i + 3
+    if i < n and not argv[i].static:
+        facts.append(Fact("dynamic-subcommand", argv[i].span, name, argv[i]))
+    return 0
+
+
+def program_start(argv: tuple[Word, ...], j: int, name: str) -> int:
+    """Where a subcommand launcher's program starts once its options end at ``j``:
+    past `mise exec TOOL@VERSION...` tool words and a `--`."""
+    while name == "mise" and j < len(argv) and argv[j].static and "@" in argv[j].value:
+        j += 1
+    if j < len(argv) and argv[j].static and argv[j].value == "--":
+        j += 1
+    return j
