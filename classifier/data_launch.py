@@ -124,8 +124,11 @@ LAUNCHERS: dict[str, Wrapper] = {
                       writes=_s("-o --output"), fact_opts=(("-u", _ESC),),
                       source="ltrace(1) ltrace [-o filename] [-p pid] [--] command [arg ...]"),
     # valgrind(1): valgrind [valgrind-options] [your-program]; --log-file=, --xml-file=
-    "valgrind": Wrapper(opts("--log-file", "--xml-file"), stop_opts=_HV,
-                        writes=_s("--log-file --xml-file"),
+    "valgrind": Wrapper(opts("--log-file", "--xml-file", "--massif-out-file",
+                             "--callgrind-out-file", "--cachegrind-out-file",
+                             "--dhat-out-file"), stop_opts=_HV,
+                        writes=_s("--log-file --xml-file --massif-out-file --callgrind-out-file "
+                                  "--cachegrind-out-file --dhat-out-file"),
                         source="valgrind(1) --log-file=<filename>, --xml-file=<filename>"),
     # xvfb-run(1): -e/--error-file and -f/--auth-file are files it writes
     "xvfb-run": Wrapper(opts("-e", "--error-file", "-f", "--auth-file", "-n", "--server-num",
@@ -345,7 +348,7 @@ TMUX_COMMANDS = dict(pair.split("=") for pair in (
 TMUX_RUNS = _s("new-session new-window split-window respawn-pane respawn-window run-shell "
                "if-shell pipe-pane display-popup display-menu send-keys send-prefix "
                "source-file set-hook bind-key command-prompt confirm-before choose-tree "
-               "choose-buffer choose-client save-buffer")
+               "choose-buffer choose-client save-buffer set-buffer paste-buffer")
 # set-option values that are commands: default-command/-shell, lock-command and
 # the hooks (tmux 3 hooks are options: after-*, pane-*, session-*, ...)
 TMUX_COMMAND_OPTION = ("default-command", "default-shell", "lock-command", "after-",
