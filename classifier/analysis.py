@@ -124,7 +124,11 @@ def _unwrap(words: tuple[Word, ...], facts: list[Fact], env: list[tuple[str, Wor
             return words[i:]
         values: list[tuple[str, Word | None]] | None = \
             [] if spec.writes or spec.env_opts else None
-        j, seen = skip_options(words, i + 1, spec.opts, longs=spec.longs, values=values)
+        unknown: list[Word] = []
+        j, seen = skip_options(words, i + 1, spec.opts, longs=_row_longs(spec),
+                               values=values, unknown=unknown)
+        if _odd_option(name, spec, unknown, facts, Fact):
+            return words[i:]      # never take the word after it for the program
         if any(opt in spec.stop_opts for opt, _ in seen):
             return words[i:]
         if spec.source and _launcher_facts(words, i, j, spec, seen, values, facts, env, Fact):
@@ -144,6 +148,8 @@ def _unwrap(words: tuple[Word, ...], facts: list[Fact], env: list[tuple[str, Wor
                 env.append((nm, words[j]))
                 j += 1
         j += spec.positionals
+        if spec.options_after:
+            j, _ = skip_options(words, j, spec.opts, longs=_row_longs(spec))
         if spec.source and j < n and (spec.shell_words and words[j].static and
                                       words[j].value in spec.shell_words or
                                       spec.shell and not any(o in spec.shell_unless
@@ -179,8 +185,9 @@ def _unwrap(words: tuple[Word, ...], facts: list[Fact], env: list[tuple[str, Wor
     return ()
 
 
-from .launch import (launcher_facts as _launcher_facts, operand_command_line,  # noqa: E402
-                     operand_shells, tmux_runs)
+from .launch import (launcher_facts as _launcher_facts, odd_option as _odd_option,  # noqa: E402
+                     operand_command_line, operand_shells, row_longs as _row_longs, tmux_runs,
+                     SUB_PEEL, sub_peel, program_start)
 
 
 def _multiplexer_key(inv: Invocation) -> None:
@@ -311,7 +318,11 @@ def analyze(script: Script) -> list[Invocation]:
             if found and not found[1].data_operands:
                 facts.append(Fact("launched-shell", argv[0].span, name, argv[0]))
             if name == "xargs":
-                j, _ = skip_options(argv, 1, data.XARGS_OPTS, data.XARGS_ATTACHED_ONLY)
+                unknown: list[Word] = []
+                j, _ = skip_options(argv, 1, data.XARGS_OPTS, data.XARGS_ATTACHED_ONLY,
+                                    longs=data.LONGS["xargs"], unknown=unknown)
+                if _odd_option("xargs", None, unknown, facts, Fact):
+                    continue      # keyed as xargs: the program is not known
                 if j < len(argv):
                     # xargs itself only launches: the capability is what it runs
                     inv.counts = False
@@ -362,12 +373,20 @@ def analyze(script: Script) -> list[Invocation]:
                     work.append((argv[k:], name, False, argv[0]))
                 else:
                     facts.append(Fact("shell-launcher", sw.span, f"{name} {sw.raw}", sw))
+            k = sub_peel(argv, name, facts, Fact) if name in SUB_PEEL else 0
+            if k:
+                work.append((argv[k:], name, counts, argv[0]))      # `ip netns exec N CMD`
             sub = argv[inv.subcommand_at - 1].value if inv.subcommand_at > 1 else ""
             opts = data.SUB_LAUNCHERS.get((name, sub))
             if opts is not None:
-                j, _ = skip_options(argv, inv.subcommand_at, opts)
-                if j < len(argv):
-                    work.append((argv[j:], inv.key, False, argv[0]))
+                j, seen = skip_options(argv, inv.subcommand_at, opts)
+                runs = data.SUB_LAUNCHER_RUNS.get((name, sub), ())
+                for opt, ow in seen:
+                    if opt.partition("=")[0] in runs:
+                        facts.append(Fact("exec-option", ow.span, f"{inv.key} {opt}", ow))
+                j = program_start(argv, j, name)
+                if j < len(argv):       # keyed too: `uv run` alone is not `uv run ANY`
+                    work.append((argv[j:], inv.key, counts, argv[0]))
             elif name in data.PACKAGE_RUNNERS:
                 # `npx node -e ...`: the package binary and its arguments are checked
                 # for one-time constructs too (the key stays `npx node`)

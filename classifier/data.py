@@ -79,6 +79,10 @@ WRAPPERS: dict[str, Wrapper] = {
     "coproc": Wrapper(fact="coproc"),
     **LAUNCHERS,
 }
+from .data_longs import BWRAP_LONGS, BWRAP_PLACES, LONGS  # noqa: E402,F401
+for _n, _l in ((k, v) for k, v in LONGS.items() if k in WRAPPERS):
+    WRAPPERS[_n] = WRAPPERS[_n]._replace(longs=WRAPPERS[_n].longs | _l)
+WRAPPERS["bwrap"] = WRAPPERS["bwrap"]._replace(longs=BWRAP_LONGS)
 WRAPPERS.update({k: WRAPPERS[v] for k, v in LAUNCHER_ALIASES.items()})
 
 # Launchers name what they launch.
@@ -202,6 +206,12 @@ MULTIPLEXERS: dict[str, Multiplexer] = {
     "ringfence": Multiplexer(levels=2, groups=frozenset({"ledger", "approvals", "grants",
                                                         "profile"})),
 }
+# tools keyed by their subcommand so that the one that runs a program is peeled
+# (SUB_LAUNCHERS): perf(1) stat/record/trace, pyenv exec, bundle exec, mise
+# exec/x, conda run, 1Password op run, doppler run, direnv exec DIR
+MULTIPLEXERS.update({n: Multiplexer() for n in ("perf", "pyenv", "bundle", "mise", "conda",
+                                                "op", "doppler", "direnv", "bun")
+                     if n not in MULTIPLEXERS})
 MULTIPLEXER_ALIASES = {"pip3": "pip"}
 SUBCOMMAND_WORD = lazy(r"[A-Za-z][A-Za-z0-9_.:-]*")
 
@@ -215,7 +225,29 @@ SUB_LAUNCHERS: dict[tuple[str, str], Opts] = {
     ("npm", "exec"): opts("-p", "--package", "-w", "--workspace", "-c", "--call"),
     ("yarn", "exec"): Opts(),
     ("pipx", "run"): opts("--spec", "--python"),
+    ("pnpm", "dlx"): opts("--package"), ("yarn", "dlx"): opts("-p", "--package"),
+    ("bun", "x"): opts("-p", "--package"), ("podman", "unshare"): Opts(),
+    ("perf", "stat"): opts("-e", "--event", "-o", "--output", "-p", "--pid", "-t", "--tid",
+                           "-C", "--cpu", "-G", "--cgroup", "-r", "--repeat", "-x",
+                           "--field-separator", "-I", "--interval-print", "-D", "--delay",
+                           "--post", "--pre", "--log-fd", "-M", "--metrics"),
+    ("perf", "record"): opts("-e", "--event", "-o", "--output", "-p", "--pid", "-t", "--tid",
+                             "-C", "--cpu", "-G", "--cgroup", "-F", "--freq", "-c", "--count",
+                             "-m", "--mmap-pages", "--call-graph", "-D", "--delay"),
+    ("perf", "trace"): opts("-e", "--event", "-o", "--output", "-p", "--pid", "-t", "--tid",
+                            "-C", "--cpu", "-G", "--cgroup", "--duration", "-m"),
+    ("pyenv", "exec"): Opts(), ("bundle", "exec"): Opts(),
+    ("mise", "exec"): opts("-C", "--cd", "-j", "--jobs"),
+    ("mise", "x"): opts("-C", "--cd", "-j", "--jobs"),
+    ("conda", "run"): opts("-n", "--name", "-p", "--prefix", "--cwd"),
+    ("op", "run"): opts("--env-file"),
+    ("doppler", "run"): opts("-p", "--project", "-c", "--config", "--token", "--mount",
+                             "--mount-format", "--name-transformer", "--fallback"),
 }
+# perf --pre/--post run a program around the measured one; doppler run
+# --command runs a shell string; the options that name output files
+SUB_LAUNCHER_RUNS = {("perf", "stat"): frozenset({"--pre", "--post"}),
+                     ("doppler", "run"): frozenset({"--command"})}
 
 # Tools that run a package's binary with the rest of the arguments.
 PACKAGE_RUNNERS: dict[str, Opts] = {
@@ -259,7 +291,7 @@ GIT_EXEC_SUB: dict[str, frozenset[str]] = {
 PLUS_COMMAND = frozenset({"vim", "nvim", "vi", "less", "more", "ex", "view"})
 
 from .data_filters import (  # noqa: E402,F401  (re-exported: callers use data.X)
-    Filter, FILTERS, FILTER_ALIASES, AWKS, SEDS,
+    Filter, FILTERS, FILTER_ALIASES, AWKS, SEDS, SCRIPT_LONGS,
     STD_STREAMS, TEE_SINKS,
 )
 

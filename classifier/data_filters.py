@@ -61,13 +61,27 @@ FILTERS: dict[str, Filter] = {
                   deny=frozenset({"-i", "--in-place", "-f", "--file", "-s", "--separate"}),
                   deny_letters="if", operands=1,
                   operand_opts=frozenset({"-e", "--expression"}), checker="sed"),
-    "awk": Filter(opts("-F", "-v", "-e", "--field-separator", "--assign", "--source"),
+    # awk: -W takes a value (mawk `-W interactive`, gawk `-W lint`): the program follows
+    "awk": Filter(opts("-F", "-v", "-e", "-W", "--field-separator", "--assign", "--source"),
                   deny=frozenset({"-f", "--file", "-i", "--include", "-l", "--load", "-E",
                                   "--exec", "-o", "--pretty-print", "-p", "--profile", "-d",
                                   "--dump-variables"}),
                   deny_letters="filEopd", operands=1,
                   operand_opts=frozenset({"-e", "--source"}), checker="awk"),
     "tee": Filter(checker="tee"),
+}
+# Every long option of GNU sed 4.9 and gawk 5.2 (sed --help, gawk --help): a
+# unique prefix is the option (`sed --fil=-` is --file=-)
+SCRIPT_LONGS = {
+    "sed": frozenset("--quiet --silent --debug --expression --file --follow-symlinks "
+                     "--in-place --line-length --posix --regexp-extended --separate "
+                     "--sandbox --unbuffered --null-data --zero-terminated --help "
+                     "--version".split()),
+    "awk": frozenset("--assign --bignum --characters-as-bytes --copyright --debug "
+                     "--dump-variables --exec --field-separator --file --gen-pot --help "
+                     "--include --lint --load --no-optimize --non-decimal-data --optimize "
+                     "--posix --pretty-print --profile --re-interval --sandbox --source "
+                     "--traditional --use-lc-numeric --version --csv".split()),
 }
 FILTER_ALIASES = {"egrep": "grep", "fgrep": "grep", "gawk": "awk", "mawk": "awk",
                   "nawk": "awk", "gsed": "sed"}

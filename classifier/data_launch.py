@@ -50,6 +50,7 @@ class Wrapper(NamedTuple):
     run_opts: frozenset[str] = frozenset()
     env_opts: frozenset[str] = frozenset()
     shell_safe: frozenset[str] = frozenset()      # values of shell_opts that run nothing
+    options_after: bool = False   # options also follow the positionals (setarch ARCH -R)
 
 
 def _s(text: str) -> frozenset[str]:
@@ -113,7 +114,7 @@ LAUNCHERS: dict[str, Wrapper] = {
                            "--env", "-b", "--detach-on", "-I", "--interruptible", "-a",
                            "--columns", "-s", "--string-limit", "-X", "--const-print-style",
                            "-O", "-S", "--summary-sort-by", "-U", "--summary-columns", "-P",
-                           "--trace-path", "--seccomp-bpf"),
+                           "--trace-path"),
                       stop_opts=_HV | _s("-p --attach"), writes=_s("-o --output"),
                       fact_opts=(("-u", _ESC), ("--user", _ESC)), env_opts=_s("-E --env"),
                       source="strace(1) strace [-o FILE] [-E VAR=VAL] [-u USERNAME] PROG"),
@@ -123,8 +124,11 @@ LAUNCHERS: dict[str, Wrapper] = {
                       writes=_s("-o --output"), fact_opts=(("-u", _ESC),),
                       source="ltrace(1) ltrace [-o filename] [-p pid] [--] command [arg ...]"),
     # valgrind(1): valgrind [valgrind-options] [your-program]; --log-file=, --xml-file=
-    "valgrind": Wrapper(opts("--log-file", "--xml-file"), stop_opts=_HV,
-                        writes=_s("--log-file --xml-file"),
+    "valgrind": Wrapper(opts("--log-file", "--xml-file", "--massif-out-file",
+                             "--callgrind-out-file", "--cachegrind-out-file",
+                             "--dhat-out-file"), stop_opts=_HV,
+                        writes=_s("--log-file --xml-file --massif-out-file --callgrind-out-file "
+                                  "--cachegrind-out-file --dhat-out-file"),
                         source="valgrind(1) --log-file=<filename>, --xml-file=<filename>"),
     # xvfb-run(1): -e/--error-file and -f/--auth-file are files it writes
     "xvfb-run": Wrapper(opts("-e", "--error-file", "-f", "--auth-file", "-n", "--server-num",
@@ -236,7 +240,7 @@ LAUNCHERS: dict[str, Wrapper] = {
                                   "--ro-bind", "--ro-bind-try", "--file", "--bind-data",
                                   "--ro-bind-data", "--symlink", "--chmod", "--setenv",
                                   "--bind-fd", "--ro-bind-fd")),
-                     stop_opts=_s("--help --version"),
+                     stop_opts=_s("--help --version"), env_opts=_s("--setenv"),
                      source="bwrap(1) bwrap [OPTION...] [--] COMMAND [ARG...]"),
     # host escapes from a container or a flatpak: the command runs on the host
     "flatpak-spawn": Wrapper(opts("--env", "--forward-fd", "--directory", "--app-path",
@@ -256,12 +260,60 @@ LAUNCHERS: dict[str, Wrapper] = {
                          fact_opts=(("-u", _ESC),),
                          source="daemonize(1) daemonize [-a] [-c dir] [-e stderr] [-o stdout] "
                                 "[-p pidfile] [-u user] path [arg] ..."),
+    # setarch(8) arch [options] [program [argument...]]; linux32/linux64 are it with the
+    # arch in the name; choom(1) -n number [--] command
+    "setarch": Wrapper(positionals=1, stop_opts=_HV | _s("--list"), options_after=True,
+                       source="setarch(8) setarch [arch] [options] [program [argument...]]"),
+    "linux32": Wrapper(stop_opts=_HV, source="setarch(8) linux32 [options] [program]"),
+    "linux64": Wrapper(stop_opts=_HV, source="setarch(8) linux64 [options] [program]"),
+    "choom": Wrapper(opts("-n", "--adjust"), stop_opts=_HV | _s("-p --pid"),
+                     source="choom(1) choom [options] -n number [--] command [args...]"),
+    # dbus-run-session(1): --dbus-daemon=BINARY runs BINARY; --config-file is its config
+    "dbus-run-session": Wrapper(opts("--dbus-daemon", "--config-file"),
+                                run_opts=_s("--dbus-daemon --config-file"),
+                                stop_opts=_s("--help --version"),
+                                source="dbus-run-session [OPTIONS] [--] PROGRAM [ARGUMENTS]"),
+    # ld.so(8) run directly: ld.so [OPTIONS] [PROGRAM [ARGUMENTS...]]; --preload and
+    # --audit load libraries, --library-path picks them
+    "ld.so": Wrapper(opts("--library-path", "--glibc-hwcaps-prepend", "--glibc-hwcaps-mask",
+                          "--inhibit-rpath", "--audit", "--preload", "--argv0"),
+                     run_opts=_s("--library-path --audit --preload"),
+                     stop_opts=_s("--list --verify --list-tunables --list-diagnostics --help "
+                                  "--version"),
+                     source="ld.so(8) ld.so [OPTIONS] [PROGRAM [ARGUMENTS...]]"),
+    # sshpass(1) [-f filename|-d num|-p password|-e] command; gosu(1) user-spec command;
+    # tini [-s -p SIGNAL -e CODE -g -w -v] PROGRAM; ccache(1) compiler [args];
+    # daemontools softlimit(8) opts child
+    "sshpass": Wrapper(opts("-f", "-d", "-p", "-P"), stop_opts=_s("-h -V"),
+                       source="sshpass(1) sshpass [-ffilename|-dnum|-ppassword|-e] command"),
+    "gosu": Wrapper(positionals=1, fact=_ESC, source="gosu user-spec command [args]"),
+    "tini": Wrapper(opts("-p", "-e"), stop_opts=_s("-h -l --version"),
+                    source="tini [OPTIONS] PROGRAM -- [ARGS]"),
+    "ccache": Wrapper(stop_opts=_s("-s --show-stats -z --zero-stats -C --clear -c --cleanup "
+                                   "-M --max-size -F --max-files -p --show-config -o --set-config "
+                                   "-x --show-compression -h --help -V --version"),
+                      source="ccache(1) ccache [ccache options] compiler [compiler options]"),
+    "softlimit": Wrapper(opts("-m", "-d", "-s", "-l", "-a", "-o", "-p", "-f", "-c", "-r",
+                              "-t"), source="softlimit(8) softlimit opts child"),
+    # run-parts(8) runs every program in a directory; start-stop-daemon(8) -x/--exec
+    # starts a program detached, usually as another user: judged as handing the
+    # command over (what runs is not in the words)
+    "run-parts": Wrapper(opts("-u", "--umask", "-a", "--arg", "--regex"), shell=True,
+                         stop_opts=_s("--test --list -h --help -V --version"),
+                         source="run-parts(8) run-parts [options] directory"),
+    "start-stop-daemon": Wrapper(fact="detach", shell=True, stop_opts=_s("-K --stop -T "
+                                                                         "--status -H --help"),
+                                 source="start-stop-daemon(8) start-stop-daemon [option...] "
+                                        "command"),
     # macOS caffeinate(8): caffeinate [-disu] [-t timeout] [-w pid] [utility args...]
     "caffeinate": Wrapper(opts("-t", "-w"), source="caffeinate(8) [-t timeout] [utility]"),
 }
 # GNU coreutils installed with a g prefix (Homebrew), and util-linux's aliases
 LAUNCHER_ALIASES = {"gtimeout": "timeout", "gnice": "nice", "gnohup": "nohup",
-                    "gstdbuf": "stdbuf", "gchroot": "chroot", "proxychains": "proxychains4"}
+                    "gstdbuf": "stdbuf", "gchroot": "chroot", "proxychains": "proxychains4",
+                    "ld-linux-x86-64.so.2": "ld.so", "ld-linux.so.2": "ld.so",
+                    "ld-linux-aarch64.so.1": "ld.so", "ld-linux-armhf.so.3": "ld.so",
+                    "ld-musl-x86_64.so.1": "ld.so", "ld-musl-aarch64.so.1": "ld.so"}
 
 # tmux(1) 3.3: every command (name -> alias), since tmux also accepts a unique
 # prefix of a name; TMUX_RUNS: the ones that run a shell command now or later
@@ -296,7 +348,7 @@ TMUX_COMMANDS = dict(pair.split("=") for pair in (
 TMUX_RUNS = _s("new-session new-window split-window respawn-pane respawn-window run-shell "
                "if-shell pipe-pane display-popup display-menu send-keys send-prefix "
                "source-file set-hook bind-key command-prompt confirm-before choose-tree "
-               "choose-buffer choose-client save-buffer")
+               "choose-buffer choose-client save-buffer set-buffer paste-buffer")
 # set-option values that are commands: default-command/-shell, lock-command and
 # the hooks (tmux 3 hooks are options: after-*, pane-*, session-*, ...)
 TMUX_COMMAND_OPTION = ("default-command", "default-shell", "lock-command", "after-",

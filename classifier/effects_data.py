@@ -135,8 +135,8 @@ TOOLS: dict[str, Tool] = {
            "--etag-save --hsts --alt-svc --stderr", "write", "value", "writes the file"),
         _r("-O --remote-name --remote-name-all -J --remote-header-name", "write", "self",
            "saves the download under a name taken from the URL or the server"),
-        _r("-K --config", "write", "value", "reads options from a file, which may name "
-           "output files"),
+        _r("-K --config", "write", "input", "reads options from a file (`-`: standard "
+           "input), which may name output files"),
     ), _s("-E -K -C -b -c -d -D -F -P -H -m -o -U -Q -r -e -X -Y -y -t -z -T -u -A -w -x "
           "--abstract-unix-socket --alt-svc --aws-sigv4 --cacert --capath --cert "
           "--cert-type --ciphers --config --connect-timeout --connect-to --continue-at "

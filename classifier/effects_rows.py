@@ -10,7 +10,8 @@ from typing import NamedTuple
 class Row(NamedTuple):
     options: frozenset[str]
     kind: str            # 'write' | 'delete' | 'run'
-    target: str          # 'value' | 'self' | 'operands' | 'operand1' | 'prefix:...'
+    target: str          # 'value' | 'input' (a value read: `-` is stdin) | 'self' |
+    #                      'operands' | 'operand1' | 'prefix:...'
     why: str
 
 

@@ -44,10 +44,11 @@ def _emit(out: list[Effect], inv: Invocation, row: Row, opt: str, value: Word | 
           operands: list[Word]) -> None:
     prog = _label(inv)
     shown = f"`{prog} {opt}`" if opt else f"`{prog}`"
-    if row.target == "value":
+    if row.target in ("value", "input"):
         if value is None:
             out.append(Effect(row.kind, _whole(inv), f"{shown} {row.why}", f"{row.kind}:?"))
-        elif row.kind == "run" or not _harmless(value):
+        elif row.kind == "run" or not _harmless(value) or \
+                row.target == "input" and value.value == "-":      # `curl -K -`: stdin
             out.append(Effect(row.kind, value.span, f"{shown} {row.why} `{value.raw}`",
                               f"{row.kind}:{value.value if value.static else value.raw}"))
     elif row.target == "operands":
@@ -134,7 +135,7 @@ def _getopt(inv: Invocation, tool: Tool, args: tuple[Word, ...]) -> list[Effect]
                 if row.target == "operands" and inv.name in ("sed", "gsed", "yq"):
                     operands = _sed_files(inv, operands, opts)
                 _emit(out, inv, row, opt, value, operands)
-                if row.target != "value":
+                if row.target not in ("value", "input"):
                     break
     return out
 

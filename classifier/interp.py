@@ -7,11 +7,13 @@ interpreters themselves do, so `-lc`, `-Ic`, `-ne` and `-pi -e` are found.
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 from . import data
 from .analysis import Invocation
 from .ir import Word
+from .optscan import scan_args
 
 
 def interp_mode(inv: Invocation) -> tuple[str, Word | None]:
@@ -115,17 +117,17 @@ def _inline_value(v) -> bool:
 
 
 def _stdin_script(argv: tuple[Word, ...]) -> Word | None:
-    """sed/awk `-f -`, `-f /dev/stdin`, `--file=-`: the script is standard input."""
-    for i, w in enumerate(argv[1:], 1):
-        if not w.static:
-            continue
-        v = w.value
-        if v in ("-f", "--file") and i + 1 < len(argv) and argv[i + 1].static and \
-                argv[i + 1].value in data.STDIN_PATHS:
-            return w
-        if (v.startswith("--file=") and v[7:] in data.STDIN_PATHS) or \
-                (v.startswith("-f") and not v.startswith("--") and v[2:] in data.STDIN_PATHS):
-            return w
+    """sed/awk `-f -`, `-nf -`, `-f /dev/stdin`, `--file=-`, `--fil=-`: the script is
+    standard input (options read as getopt_long reads them: clusters, prefixes)."""
+    name = posixpath.basename(argv[0].value)
+    kind = "sed" if name in data.SEDS else "awk"
+    spec = data.FILTERS[kind].opts
+    opts_, _ = scan_args(argv[1:], data.Opts(spec.value | {"-f", "--file"}, spec.value2),
+                         data.SCRIPT_LONGS[kind])
+    for opt, v in opts_:
+        if opt in ("-f", "--file") and v is not None and v.static and \
+                v.value in data.STDIN_PATHS:
+            return v
     return None
 
 

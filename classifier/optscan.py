@@ -16,6 +16,7 @@ def skip_options(words: tuple[Word, ...], i: int, spec: Opts,
                  attached_only: frozenset[str] = frozenset(), *,
                  longs: frozenset[str] = frozenset(),
                  values: list[tuple[str, Word | None]] | None = None,
+                 unknown: list[Word] | None = None,
                  ) -> tuple[int, list[tuple[str, Word]]]:
     """Skip options starting at ``i``. Returns (index of first operand, [(option, word)]).
 
@@ -23,7 +24,11 @@ def skip_options(words: tuple[Word, ...], i: int, spec: Opts,
     dynamic word stops the scan: it might be an option or the program.
     ``longs``: the tool's long options, so unambiguous prefixes (`--out`) are
     read as getopt_long reads them. ``values``, when given, receives
-    (option, value word or None) for each option that takes a value.
+    (option, value word or None) for each option that takes a value (a
+    two-value option also gives (option + ":2", second value word)).
+    ``unknown``, when given, receives each long option word that is not one of
+    ``longs`` nor a unique prefix of one (getopt_long rejects it, or reads it
+    some way this table does not know: callers fail closed).
     """
     seen: list[tuple[str, Word]] = []
     n = len(words)
@@ -39,12 +44,17 @@ def skip_options(words: tuple[Word, ...], i: int, spec: Opts,
             name, eq, rest = v.partition("=")
             if longs:
                 name = canonical_long(name, longs)
+                if unknown is not None and name not in longs:
+                    unknown.append(w)
             seen.append((name, w))
             if eq:
                 if values is not None and name in spec.value:
                     values.append((name, _part(w, rest)))
                 i += 1
             elif name in spec.value2:
+                if values is not None:
+                    values.append((name, nxt))
+                    values.append((name + ":2", words[i + 2] if i + 2 < n else None))
                 i += 3
             elif name in spec.value:
                 if values is not None:

@@ -7,7 +7,7 @@
   because it changes what every sandboxed command runs.
 
 Sources, per group: bash(1) "Shell Variables" (``BASH_ENV``, ``ENV``, ``IFS``,
-``PS4``, ``SHELLOPTS``, ``BASHOPTS``, ``CDPATH``, ``GLOBIGNORE``, ``TMOUT``,
+``PS0``-``PS4``, ``HISTFILE``, ``SHELLOPTS``, ``BASHOPTS``, ``CDPATH``, ``GLOBIGNORE``, ``TMOUT``,
 ``PROMPT_COMMAND``, ``BASH_FUNC_*`` exported functions); ld.so(8) (``LD_*``;
 ``DYLD_*`` is its macOS dyld(1) counterpart); python(1) "Environment variables";
 node(1) ``NODE_OPTIONS``/``NODE_PATH``; perlrun(1) ``PERL5OPT``/``PERL5LIB``;
@@ -70,6 +70,13 @@ EXEC_VARS = frozenset({
     "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "UV_INDEX_URL",
     "UV_EXTRA_INDEX_URL", "UV_INDEX", "UV_FIND_LINKS", "TCLLIBPATH", "JULIA_LOAD_PATH",
     "VALGRIND_LIB", "PERL5SHELL",
+    # options read from the environment: ripgrep's RIPGREP_CONFIG_PATH (--pre=CMD),
+    # GNU make's GNUMAKEFLAGS (like MAKEFLAGS: --eval, SHELL=), valgrind's
+    # VALGRIND_OPTS (--log-file=, --db-command=), zip(1) ZIPOPT (-TT cmd)
+    "RIPGREP_CONFIG_PATH", "GNUMAKEFLAGS", "VALGRIND_OPTS", "ZIPOPT", "ZIP",
+    # bash(1): PS0/PS1/PS2 are expanded (command substitution runs) by an
+    # interactive shell, and HISTFILE names the file history is written to
+    "PS0", "PS1", "PS2", "PS3", "HISTFILE",
 })
 EXEC_VAR_PREFIXES = ("LD_", "DYLD_", "BASH_FUNC_", "npm_config_", "NPM_CONFIG_", "CARGO_")
 # *_COMMAND, and programs that name their pager, editor, browser, remote shell or

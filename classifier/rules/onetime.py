@@ -6,6 +6,8 @@ from typing import Iterable
 
 from .. import data
 from ..analysis import Invocation, canonical_long, scan_args
+from ..git_cmdline import config_write_runs, sub_option_runs
+from ..histeval import HISTORY_EVAL as _HISTORY_EVAL, history_eval as _history_eval
 from ..embedded import EXEC, NAMES, UNKNOWN, awk_program, sed_script
 from ringfence.classifier.git_cmdline import harmless_env
 from ..interp import interp_mode
@@ -130,11 +132,11 @@ def git_exec(ctx: Context) -> Iterable[Hit]:
         if sub == "config" and any(w.value.lower().startswith("alias.") for w in rest) and \
                 any(w.value.startswith("!") for w in rest):
             yield (inv.argv[0].span[0], rest[-1].span[1]), "a `!` git alias runs a shell command"
-        if sub == "config" and not any(w.value in data.GIT_CONFIG_READ for w in rest[:3]):
-            for w in rest:
-                if not w.value.startswith("-") and data.git_exec_config(w.value):
-                    yield w.span, f"git setting `{w.value}` makes git run a program later"
-                    break
+        if sub == "config":
+            kw = config_write_runs(rest)
+            if kw is not None:
+                yield kw.span, f"git setting `{kw.raw}` can make git run a program later " \
+                               "(it writes the host's git configuration)"
         trig = data.GIT_EXEC_SUB.get(sub)
         if trig is None:
             continue
@@ -142,8 +144,11 @@ def git_exec(ctx: Context) -> Iterable[Hit]:
             yield inv.argv[inv.subcommand_at - 1].span, f"`git {sub}` runs shell commands"
             continue
         for w in rest:
-            if w.static and w.value.split("=", 1)[0] in trig:
-                yield w.span, f"`git {sub} {w.value.split('=', 1)[0]}` runs a program"
+            if w.static and w.value == "--":
+                break
+            opt = sub_option_runs(sub, trig, w) if w.static else ""
+            if opt or w.static and w.value in trig:
+                yield w.span, f"`git {sub} {opt or w.value}` runs a program"
 
 
 def awk_exec(ctx: Context) -> Iterable[Hit]:
@@ -202,11 +207,30 @@ def option_exec(ctx: Context) -> Iterable[Hit]:
                 if opt in data.EXEC_OPTION_VALUES.get(name, ((),))[0]:
                     continue                    # judged by its value below
                 yield w.span, f"`{name} {opt}` {table[opt]}"
+            elif (hit := _attached(name, table, v)):
+                # `scp -S/tmp/x`, `man -P'sh -c id'`, `zip -TT'cmd'`: getopt reads
+                # the rest of the word as the option's value
+                if hit not in data.EXEC_OPTION_VALUES.get(name, ((),))[0]:
+                    yield w.span, f"`{name} {hit}` {table[hit]}"
             elif name in data.CLUSTER_EXEC and not v.startswith("--"):
                 for key, why in table.items():
                     if len(key) == 2 and key[1] in v[1:]:
                         yield w.span, f"`{name} {key}` {why}"
                         break
+
+
+# programs whose single-dash options are words, not getopt letters (`-fs`, `-Es`)
+_WORD_OPTIONS = frozenset({"vim", "nvim", "vi", "view", "gvim", "vimdiff", "emacs"})
+
+
+def _attached(name: str, table: dict[str, str], v: str) -> str:
+    """The short option of ``table`` that ``v`` starts with, its value attached."""
+    if v.startswith("--") or name in _WORD_OPTIONS:
+        return ""
+    for k in table:
+        if not k.startswith("--") and len(v) > len(k) and v.startswith(k):
+            return k
+    return ""
 
 
 def _exec_option_name(name: str, table: dict[str, str], opt: str) -> str:
@@ -258,7 +282,14 @@ _BUILTIN_WHY = {
 
 
 def eval_(ctx: Context) -> Iterable[Hit]:
-    return _builtin(ctx, "RF117")
+    yield from _builtin(ctx, "RF117")
+    for inv in ctx.invocations:
+        if inv.name in _HISTORY_EVAL and inv.argv:
+            why = _history_eval(inv.name, inv.argv[1:])
+            if why:
+                yield (inv.argv[0].span[0], inv.argv[-1].span[1]), why
+
+
 
 
 def source(ctx: Context) -> Iterable[Hit]:
@@ -345,7 +376,7 @@ CHECKS = (
     ("RF114", shell_launcher, facts("shell-launcher")),
     ("RF115", launched_shell, facts("launched-shell")),
     ("RF116", stdin_program, interpreters),
-    ("RF117", eval_, _BUILTINS),
+    ("RF117", eval_, names(set(data.ONE_TIME_BUILTINS) | _HISTORY_EVAL)),
     ("RF118", source, _BUILTINS),
     ("RF119", alias, _BUILTINS),
     ("RF120", function_definition, constructs("function")),

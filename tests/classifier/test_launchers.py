@@ -32,7 +32,8 @@ _DOC_ELSEWHERE = {("strace", "--seccomp-bpf"): "strace documents it as --seccomp
                   ("numactl", "-w"): "numactl 2.0.19+",
                   ("numactl", "-P"): "numactl 2.0.16+",
                   ("ltrace", "--output"): "ltrace documents -o only",
-                  ("bwrap", "--argv0"): "bubblewrap 0.9 added --argv0 (Debian 12 has 0.8)"}
+                  ("bwrap", "--argv0"): "bubblewrap 0.9 added --argv0 (Debian 12 has 0.8)",
+                  ("valgrind", "--dhat-out-file"): "valgrind --tool=dhat --help"}
 
 
 def _row_options(name: str) -> set[str]:
