@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from ringfence.classifier.verdict import Verdict
 
+from ringfence.classifier.data import PACKAGE_RUNNERS, SUB_LAUNCHERS
 from ringfence.classifier.data_launch import LAUNCHERS
 
 from .oracle import OracleResult
@@ -54,6 +55,9 @@ FILTERS = frozenset({"head", "tail", "grep", "egrep", "fgrep", "wc", "sort", "un
 # ionice is not in the SPEC list but is as transparent as nice.
 WRAPPERS = frozenset({"time", "timeout", "nice", "ionice", "nohup", "stdbuf", "env", "command",
                       "builtin", "exec", "xargs", "find", "watch"}) | frozenset(LAUNCHERS)
+# Subcommands that run the rest (`uv run`, `bundle exec`, `ip netns exec`, ...):
+# the classifier keys the program they run too (issue 22).
+PEELED_BY_SUBCOMMAND = frozenset({"ip", "dpkg-architecture"})
 # Printing every variable (bare `set`, `export`, `declare -x`, ...) is keyed
 # `<builtin> -p` (or `declare -f` for functions), whatever the spelling (issue 22).
 PRINT_KEYS = re.compile(r"(set|export|declare|typeset|readonly|local) -[pf]")
@@ -116,7 +120,9 @@ def words_match(classifier: Sequence[str], bash: Sequence[str]) -> bool:
 def explains(cap_argv: Sequence[str], record: Sequence[str]) -> bool:
     if words_match(cap_argv, record):
         return True
-    if not record or record[0] not in WRAPPERS:
+    if not record or not (record[0] in WRAPPERS or record[0] in PACKAGE_RUNNERS
+                          or tuple(record[:2]) in SUB_LAUNCHERS
+                          or record[0] in PEELED_BY_SUBCOMMAND):
         return False
     # Inside a wrapper the capability is a suffix of bash's argv (`timeout 5
     # rm x`), or ends at a `;` or `+` that closes a `find -exec` (which may
