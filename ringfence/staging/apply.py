@@ -34,9 +34,8 @@ import os
 import stat
 
 from ringfence.rfcore.records import field, record
-from ringfence.staging.git.discovery import whiteout
+from ringfence.staging.git.discovery import OPAQUE, _opaque, whiteout  # noqa: F401 - one reading of overlayfs
 
-OPAQUE = ("user.overlay.opaque", "trusted.overlay.opaque")
 READ_LIMIT = 1 << 20          # judged files larger than this are held unread
 INDEX_LIMIT = 256 << 20       # but a git index is read whole (rfcore/gitindex.MAX_INDEX)
 
@@ -59,16 +58,6 @@ class Plan:
     @property
     def held(self) -> list:
         return [a for a in self.actions if a.held]
-
-
-def _opaque(path: str) -> bool:
-    for name in OPAQUE:
-        try:
-            if os.getxattr(path, name, follow_symlinks=False) == b"y":
-                return True
-        except OSError:
-            continue
-    return False
 
 
 def _lstat(path: str):
