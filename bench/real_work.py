@@ -14,10 +14,9 @@ not timed), bare and sandboxed alternately so that load drift hits both alike:
 
 The ratio is sandboxed / bare (issue 12's figures on main: npm 1.27x, venv +
 pip 1.22x, pytest 1.07x; requirement: stay within 10% of those). The workspace
-is a temporary directory on /dev/shm when it exists (tmpfs: this machine's disk,
-shared with other jobs, swings more than the effect measured), else /var/tmp
-(not /tmp, which is private in the sandbox); --dir picks another. Removed
-afterwards.
+is a temporary directory under /var/tmp (not /tmp, which is private in the
+sandbox, and not /dev/shm, which ringfence refuses as a workspace: it is under
+/dev); --dir picks another. Removed afterwards.
 
 Usage: python bench/real_work.py [--runs N] [--quick] [--dir DIR] [--json]
 """
@@ -153,8 +152,7 @@ def _time(argv, ws: Path, env: dict) -> tuple[float, str]:
 
 def measure(runs: int = 3, quick: bool = False, base_dir: str | None = None) -> list[dict]:
     rf = ringfence_bin()
-    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    tmp = tempfile.mkdtemp(prefix="rf-bench-real-", dir=base_dir or shm or "/var/tmp")
+    tmp = tempfile.mkdtemp(prefix="rf-bench-real-", dir=base_dir or "/var/tmp")
     results = []
     try:
         ws = Path(tmp) / "ws"

@@ -13,9 +13,9 @@ Each row prints its medians and its ratio to the first row (issue 12's
 requirement: 300k files cost at most 1.3x of 100). `--shape src` puts the same
 tree under `src/` instead of `node_modules/`, for a walk that skips
 node_modules. The "secrets walk" column times Strict's workspace-secrets
-walk alone, in process, cache warm. The tree goes into a temporary directory (on /dev/shm when it
-exists: this machine's disk takes close to a minute to write 300k small files,
-tmpfs about 4 s) and is removed afterwards.
+walk alone, in process, cache warm. The tree goes into a temporary directory under /var/tmp (ringfence refuses a
+workspace under /dev, so /dev/shm is out; writing 300k small files to this
+machine's disk takes about a minute) and is removed afterwards.
 
 Usage: python bench/workspace_scaling.py [--runs N] [--sizes 100,10000,...]
        [--quick] [--shape node_modules|src] [--dir DIR] [--json]
@@ -41,9 +41,8 @@ QUICK_SIZES = (100, 10_000)
 TARGET = 1.3
 
 
-def default_dir() -> str | None:
-    shm = "/dev/shm"
-    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+def default_dir() -> str:
+    return "/var/tmp"
 
 
 def measure(runs: int, sizes=SIZES, shape: str = "node_modules",
