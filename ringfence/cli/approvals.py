@@ -54,16 +54,24 @@ def _approvals_list(as_json: bool) -> None:
 
     from .output import console
 
+    from ringfence.ledger import hook_defer
     from ringfence.session import decisions
 
     with _ledger() as led:
+        hook_defer.expire_stale(led)        # deferred Claude Code calls past their clock
         items = ap.pending(led)
         # A decision recorded with --defer: the request still waits for its caller.
-        deferred = {a.id: d["decision"] for a in items
-                    if (d := decisions.get(led, a.id)) is not None}
+        decided = {a.id: d for a in items if (d := decisions.get(led, a.id)) is not None}
+        deferred = {k: d["decision"] for k, d in decided.items()}
+        # A deferred call's clock runs from its defer, then from its decision.
+        calls = {a.id: dict(c, expires_at=(decided[a.id]["decided_at"] if a.id in decided
+                                           else a.created_at) + hook_defer.TTL)
+                 for a in items if a.where == hook_defer.WHERE
+                 and (c := hook_defer.call_of(led.conn, a.id)) is not None}
     if as_json:
-        print(json.dumps([{**a.to_json(), "decision": deferred.get(a.id)} for a in items],
-                         indent=2))
+        print(json.dumps([{**a.to_json(), "decision": deferred.get(a.id),
+                           **({"claude_code": _call_json(calls[a.id])} if a.id in calls
+                              else {})} for a in items], indent=2))
         return
     if not items:
         console.print("no pending approvals")
@@ -77,7 +85,8 @@ def _approvals_list(as_json: bool) -> None:
                   style="bold", highlight=False)
     now = time.time()
     for a in items:
-        where = {"host": "on the host", "stage": "into the workspace (held changes)"}.get(
+        where = {"host": "on the host", "stage": "into the workspace (held changes)",
+                 "claude-code": "in Claude Code when its caller resumes the session"}.get(
             a.where, f"in the {a.profile} sandbox")
         caps = ", ".join(a.keys) or "-"
         if not a.grantable:
@@ -91,6 +100,12 @@ def _approvals_list(as_json: bool) -> None:
         # Where it runs: the approval is bound to this very directory (its identity).
         grid.add_row("cwd", _text(a.cwd or "-"))
         grid.add_row("needs", _text(caps))
+        call = calls.get(a.id)
+        if call is not None:
+            grid.add_row("claude", _text(f"session {call['session']}, call "
+                                         f"{call['tool_use_id']}: resume with claude -p "
+                                         f"--resume {call['session']} (expires in "
+                                         f"{age(call['expires_at'] - now)})"))
         if a.id in deferred:
             grid.add_row("decided", f"{deferred[a.id]} (--defer): its caller runs it "
                                     "when it resumes")
@@ -153,6 +168,11 @@ def _grants_list(as_json: bool) -> None:
     console.print(table)
 
 
+def _call_json(call: dict) -> dict:
+    return {"session_id": call["session"], "tool_use_id": call["tool_use_id"],
+            "expires_in_seconds": max(0, round(call["expires_at"] - time.time()))}
+
+
 def _defer(approval_id: str, scope: str, session: str | None) -> None:
     from ringfence.views.render import visible
     from ringfence.session import decisions
@@ -161,6 +181,17 @@ def _defer(approval_id: str, scope: str, session: str | None) -> None:
 
     with _ledger() as led:
         a = decisions.record(led, approval_id, scope, via="cli", session=session)
+        call = None
+        if a.where == "claude-code":
+            from ringfence.ledger.hook_defer import call_of
+
+            call = call_of(led.conn, a.id)
+    if call is not None:
+        console.print(f"decided {a.id}: {scope}; nothing ran here. Claude Code runs it when "
+                      f"its caller resumes the session within 15 minutes (claude -p --resume "
+                      f"{visible(call['session'])}): {visible(a.command)}",
+                      highlight=False, markup=False)
+        return
     console.print(f"decided {a.id} (run {a.run_id}): {scope}; nothing ran here. The caller "
                   f"waiting on it runs it and gets its output: {visible(a.command)}",
                   highlight=False, markup=False)
@@ -216,6 +247,8 @@ def register(app: typer.Typer) -> None:
 
         With --defer the decision is only recorded: the Session or MCP call waiting on
         the request runs it and gets the real output (the ledger keeps the decision).
+        A deferred Claude Code call (hook --headless) is always only decided: Claude
+        Code runs it when its caller resumes the session.
 
         Example: ringfence approve ap_k3j5x7q2mn --scope session
         """
@@ -225,6 +258,12 @@ def register(app: typer.Typer) -> None:
         if scope not in SCOPES:
             raise CliUsageError(f"unknown scope {scope!r}", hint="use once, session or always")
         session = session or os.environ.get("RINGFENCE_SESSION") or None
+        if not defer:
+            from ringfence.ledger import pending as ap
+
+            with _ledger() as led:
+                # A deferred Claude Code call runs in Claude Code, never here.
+                defer = ap.get_or_for_run(led, approval_id).where == "claude-code"
         if defer:
             _defer(approval_id, scope, session)
             return
@@ -247,7 +286,9 @@ def register(app: typer.Typer) -> None:
 
         with _ledger() as led:
             a = G.deny(approval_id, ledger=led)
-        console.print(f"denied {a.id} (run {a.run_id})", highlight=False)
+        console.print(f"denied {a.id} (run {a.run_id})" + (
+            "; Claude Code gets `deny` when its caller resumes the session"
+            if a.where == "claude-code" else ""), highlight=False, markup=False)
 
     @grants_app.command("list")
     def grants_list(as_json: bool = options.json_flag()) -> None:

@@ -11,9 +11,10 @@ import typer
 
 
 def init_claude_code(*, scope: str, profile: Optional[str], wrap: bool, dry_run: bool,
-                     workspace: Optional[str], out=print) -> int:
-    """Install the hook (``--wrap`` by default) and the profile's settings (see
-    ``ringfence/hooks/portable.py`` for what goes into which file)."""
+                     workspace: Optional[str], out=print, headless: bool = False) -> int:
+    """Install the hook (``--wrap`` by default; ``--headless`` for ``claude -p``) and
+    the profile's settings (see ``ringfence/hooks/portable.py`` for what goes into
+    which file)."""
     import shutil
 
     from ringfence.compiler.export import render as export_render
@@ -32,11 +33,14 @@ def init_claude_code(*, scope: str, profile: Optional[str], wrap: bool, dry_run:
     ref = profile or None
     user = scope == "user"
     # Project settings are committed: the hook is called by name, found on PATH.
-    command = install.hook_command(self_invocation() if user else ["ringfence"], ref, wrap)
+    command = install.hook_command(self_invocation() if user else ["ringfence"], ref, wrap,
+                                   headless)
     home = os.environ.get("HOME") or os.path.expanduser("~")
     out(f"ringfence init claude-code: workspace {ws} (chosen by: {ws_why}); profile "
         f"{prof.name}; " + ("--wrap: each Bash command runs under 'ringfence run'" if wrap
-                            else "--no-wrap: commands run on the host, judged by the hook"))
+                            else "--no-wrap: commands run on the host, judged by the hook")
+        + ("; --headless: an ask is answered defer (claude -p), decided with ringfence "
+           "approve/deny, and the resumed session gets the decision" if headless else ""))
     if user:
         block = {k: v for k, v in export.items() if wrap is False or k != "sandbox"}
         plan = [(install.settings_path("user", ws, os.environ), block, True)]
@@ -106,6 +110,9 @@ def register(app: typer.Typer) -> None:
         wrap: bool = typer.Option(True, "--wrap/--no-wrap",
                                   help="Run each Bash command under 'ringfence run' "
                                   "(default); --no-wrap runs them on the host."),
+        headless: bool = typer.Option(False, "--headless",
+                                      help="For claude -p: the hook answers defer instead "
+                                           "of ask (docs/claude-code.md)."),
         dry_run: bool = typer.Option(False, "--dry-run", help="Show the diff; write nothing."),
         workspace: Optional[str] = typer.Option(None, "--workspace",
                                                 help="Project directory (default: "
@@ -125,6 +132,11 @@ def register(app: typer.Typer) -> None:
             from ringfence.rfcore.errors import UsageError
 
             raise UsageError("give --project or --user, not both")
+        if mcp and headless:
+            from ringfence.rfcore.errors import UsageError
+
+            raise UsageError("--headless is an option of the hook; --mcp installs no hook",
+                             hint="ringfence init claude-code --headless")
         if mcp:
             from .init_mcp import init_mcp
 
@@ -133,4 +145,5 @@ def register(app: typer.Typer) -> None:
                                       out=typer.echo))
         raise typer.Exit(init_claude_code(scope="user" if user else "project",
                                           profile=profile, wrap=wrap, dry_run=dry_run,
-                                          workspace=workspace, out=typer.echo))
+                                          workspace=workspace, out=typer.echo,
+                                          headless=headless))

@@ -74,7 +74,8 @@ def list_runs(limit: int, as_json: bool, *, state=None, session=None, since=None
         code = r.result("exit_code")
         outcome = r.result("outcome")     # e.g. "aborted (timeout)": SPEC's state + why
         rows.append((r.id, _short_when(r.created_at),
-                     "host" if r.kind == "host" else (r.profile or "sandbox"),
+                     # a deferred Claude Code call (hook --headless) runs in Claude Code
+                     r.kind if r.kind in ("host", "claude-code") else (r.profile or "sandbox"),
                      r.state + (f" ({outcome})" if outcome else ""),
                      "-" if code is None else str(code),
                      "-" if dur is None else f"{dur:.1f}s", r.command))

@@ -1,7 +1,7 @@
 """Claude Code hook: one command for every event (SPEC §6, issue 13).
 
-``ringfence hook claude-code [--profile P] [--wrap]`` reads one hook payload on
-stdin and dispatches on ``hook_event_name``:
+``ringfence hook claude-code [--profile P] [--wrap] [--headless]`` reads one hook
+payload on stdin and dispatches on ``hook_event_name``:
 
 * ``PreToolUse`` (Bash): ``hookSpecificOutput.permissionDecision`` allow | ask |
   deny with a reason built from the findings. Without ``--wrap`` the command
@@ -17,11 +17,17 @@ stdin and dispatches on ``hook_event_name``:
   a host request: never wrapped, judged on the host with host grants only. With
   ``--wrap`` and no usable workspace (RF616) it asks with the fix instead of
   wrapping; an asked push the sandbox cannot reach says so (``advice.py``).
+  With ``--headless`` (``claude -p``) an ask is answered ``defer``: the ask is
+  remembered as above and is a pending approval, decided elsewhere with
+  ``ringfence approve``/``deny``; the resumed call's Pre gets the decision (allow
+  through the approval's claim and grants, deny, or defer again: ``claude_defer.py``).
+  A deny stays a deny; an unreadable payload still asks.
 * ``PostToolUse`` / ``PostToolUseFailure`` / ``PermissionRequest`` /
   ``PermissionDenied``: ``claude_events.py`` (the yes becomes a grant; the dialog
   is matched by session and command; an unanswered ask expires).
-* Anything else, and other tools: no decision (empty output; never ``defer``,
-  which pauses a headless session: docs/claude-code.md).
+* Anything else, and other tools: no decision (empty output, exit 0: Claude Code's
+  "no opinion"). ``defer`` is never that: it pauses a headless session for its
+  caller, and only ``--headless`` answers it, for an ask (docs/claude-code.md).
 
 Every Bash event is recorded in the ledger (``ledger list --source hook``).
 Anything we cannot read or evaluate gets a safe ``ask``, never an allow
@@ -38,8 +44,8 @@ import os
 import sys
 from collections.abc import Mapping
 
-from .claude_common import (DENIED, FAIL, PERM, POST, PRE, _command, _load, _reason,  # noqa: F401
-                            _str)
+from .claude_common import (DENIED, FAIL, PERM, POST, PRE, _command, _cwd, _load,  # noqa: F401
+                            _reason, _str, output)
 from .claude_input import MAX_PAYLOAD as MAX_HOOK_INPUT  # noqa: F401  (issue 23's name)
 
 EVENTS = (PRE, POST, FAIL, PERM)
@@ -61,14 +67,6 @@ def __getattr__(name: str):
 
         return getattr(wrap, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def output(decision: str, reason: str, updated: dict | None = None) -> dict:
-    out: dict[str, object] = {"hookEventName": PRE, "permissionDecision": decision,
-                              "permissionDecisionReason": reason}
-    if updated is not None:
-        out["updatedInput"] = updated
-    return {"hookSpecificOutput": out}
 
 
 def session_for(payload: Mapping[str, object], env: Mapping[str, str]) -> str | None:
@@ -106,7 +104,7 @@ class _Ledger:
 
 
 def respond(payload: object, *, profile: str | None = None, wrap: bool = False,
-            env: Mapping[str, str] | None = None) -> dict | None:
+            env: Mapping[str, str] | None = None, headless: bool = False) -> dict | None:
     """The hook's answer for one payload, or None for "no decision"."""
     env = os.environ if env is None else env
     if not isinstance(payload, dict):
@@ -117,7 +115,7 @@ def respond(payload: object, *, profile: str | None = None, wrap: bool = False,
     led = _Ledger(env)
     try:
         if event == PRE:
-            return _pre(payload, profile, wrap, env, led)
+            return _pre(payload, profile, wrap, env, led, headless)
         if event == PERM:
             return _permission_request(payload, profile, env, led)
         _after(payload, event, led)
@@ -126,7 +124,7 @@ def respond(payload: object, *, profile: str | None = None, wrap: bool = False,
         led.close()
 
 
-def _pre(payload, profile, wrap, env, led) -> dict:
+def _pre(payload, profile, wrap, env, led, headless=False) -> dict:
     command = _command(payload)
     if command is None:
         return output("ask", "ringfence: Bash tool input has no command string; asking")
@@ -199,14 +197,18 @@ def _pre(payload, profile, wrap, env, led) -> dict:
         reason += " [runs under 'ringfence run']"
     mark = "[sandbox] " if wrapped else ""
     items = () if problem else tuple(mark + k for k in grant_items(verdict, prof, cwd))
+    if headless and decision.decision == "ask":
+        # claude -p: the ask waits as a pending approval; the resumed call gets its
+        # decision (claude_defer.py). A deny stays a deny, an allow an allow.
+        from .claude_defer import answer
+
+        return answer(payload, led, command=command, decision=decision, verdict=verdict,
+                      prof=prof, workspace=workspace, session=session, updated=updated,
+                      run_text=body if wrapped else None, consent=consent, items=items,
+                      reason=reason)
     _record_pre(payload, led, command, decision, verdict, prof, workspace, session,
                 updated, body if wrapped else None, consent, env, items)
     return output(decision.decision, reason, updated)
-
-
-def _cwd(payload) -> str:
-    cwd = _str(payload, "cwd")
-    return cwd if cwd and os.path.isdir(cwd) else os.getcwd()
 
 
 def _plan(command: str) -> tuple[str, str, str]:
@@ -257,8 +259,8 @@ def _permission_request(payload, profile, env, led) -> dict | None:
 
 def main(argv: list[str], stdin=None, stdout=None, stderr=None,
          env: Mapping[str, str] | None = None, keep_open: bool = False) -> int:
-    """`ringfence hook claude-code [--profile P] [--wrap]`: always exit 0 with JSON
-    (or nothing); a hook that crashes would leave Claude Code to its defaults.
+    """`ringfence hook claude-code [--profile P] [--wrap] [--headless]`: always exit 0
+    with JSON (or nothing); a hook that crashes would leave Claude Code to its defaults.
     Anything it cannot read is answered ask, with the reason (``claude_input``)."""
     global _KEEP_OPEN
     _KEEP_OPEN = keep_open
@@ -267,7 +269,7 @@ def main(argv: list[str], stdin=None, stdout=None, stderr=None,
     stderr = stderr or sys.stderr
     from .claude_input import read_payload, shape_problem
 
-    profile, wrap = _parse(argv)    # a bad install is a usage error (exit 125)
+    profile, wrap, headless = _parse(argv)    # a bad install is a usage error (exit 125)
     payload, problem = read_payload(stdin)
     if problem is None:
         problem = shape_problem(payload)
@@ -278,7 +280,7 @@ def main(argv: list[str], stdin=None, stdout=None, stderr=None,
                                      "asking to be safe")
     else:
         try:
-            answer = respond(payload, profile=profile, wrap=wrap, env=env)
+            answer = respond(payload, profile=profile, wrap=wrap, env=env, headless=headless)
         except Exception as exc:   # fail safe: a bug of ours asks, it never allows
             if (env if env is not None else os.environ).get("RINGFENCE_DEBUG"):
                 raise
@@ -293,20 +295,23 @@ def main(argv: list[str], stdin=None, stdout=None, stderr=None,
     return 0
 
 
-def _parse(argv: list[str]) -> tuple[str | None, bool]:
+def _parse(argv: list[str]) -> tuple[str | None, bool, bool]:
     from ringfence.rfcore.errors import UsageError
 
-    profile, wrap, i = None, False, 0
+    profile, wrap, headless, i = None, False, False, 0
     while i < len(argv):
         a = argv[i]
         if a == "--wrap":
             wrap = True
+        elif a == "--headless":
+            headless = True
         elif a == "--profile" and i + 1 < len(argv):
             profile, i = argv[i + 1], i + 1
         elif a.startswith("--profile="):
             profile = a.split("=", 1)[1]
         else:
             raise UsageError(f"unknown argument {a!r} for 'ringfence hook claude-code'",
-                             hint="ringfence hook claude-code [--profile P] [--wrap]")
+                             hint="ringfence hook claude-code [--profile P] [--wrap] "
+                                  "[--headless]")
         i += 1
-    return profile, wrap
+    return profile, wrap, headless

@@ -16,7 +16,16 @@ def _str(payload: Mapping[str, object], key: str) -> str | None:
     return v if isinstance(v, str) and v else None
 
 
-def _reason(verdict, decision, profile_name: str, note: str | None) -> str:
+def output(decision: str, reason: str, updated: dict | None = None) -> dict:
+    """A PreToolUse answer: allow | ask | deny | defer, with its reason."""
+    out: dict[str, object] = {"hookEventName": PRE, "permissionDecision": decision,
+                              "permissionDecisionReason": reason}
+    if updated is not None:
+        out["updatedInput"] = updated
+    return {"hookSpecificOutput": out}
+
+
+def _reason_parts(verdict, decision, note: str | None) -> list[str]:
     parts = list(dict.fromkeys(decision.reasons))
     # Every finding's code and message appears once, whether or not the gate said it.
     for f in verdict.findings:
@@ -25,7 +34,18 @@ def _reason(verdict, decision, profile_name: str, note: str | None) -> str:
             parts.append(text)
     if note:
         parts.append(note)
-    return f"ringfence ({profile_name}, {verdict.verdict}): " + "; ".join(parts)
+    return parts
+
+
+def _reason(verdict, decision, profile_name: str, note: str | None) -> str:
+    return (f"ringfence ({profile_name}, {verdict.verdict}): "
+            + "; ".join(_reason_parts(verdict, decision, note)))
+
+
+def _cwd(payload) -> str:
+    """The call's working directory: Claude's ``cwd`` when it is one, else ours."""
+    cwd = _str(payload, "cwd")
+    return cwd if cwd and os.path.isdir(cwd) else os.getcwd()
 
 
 def _load(payload, profile, env):
@@ -33,9 +53,7 @@ def _load(payload, profile, env):
     from ringfence.profiles.load import resolve_active
     from ringfence.rfcore.workspace import find_workspace
 
-    cwd = _str(payload, "cwd")
-    cwd = cwd if cwd and os.path.isdir(cwd) else os.getcwd()
-    workspace, ws_why = find_workspace(cwd, env)
+    workspace, ws_why = find_workspace(_cwd(payload), env)
     prof, _why = resolve_active(profile, env=env, workspace=workspace)
     return prof, workspace, ws_why
 

@@ -1,7 +1,8 @@
 """The hook's events after PreToolUse (issue 13, issue 20 §8).
 
 * ``PostToolUse`` / ``PostToolUseFailure``: Claude Code ran the call, so the person
-  said yes to the ask of the same ``tool_use_id`` and session (``store.settle_ask``).
+  said yes to the ask of the same ``tool_use_id`` and session (``store.settle_ask``);
+  a deferred ask (``--headless``) was granted by its approval, so its Post grants nothing.
   The grant items were fixed at Pre time (``gate.grant_items``: a key, or for an ask
   rule or irreversible action its exact argv; ``[sandbox] `` when the call ran in a
   sandbox).
@@ -44,7 +45,12 @@ def after(payload, event, led) -> None:
             note = "the command that ran is not the one asked about; nothing granted"
         elif outcome == "approved":
             decision = "approved"
-            if ask["verdict"] != "capability":
+            if ask.get("approval_id"):
+                # --headless: a person decided it with `ringfence approve`; the resumed
+                # call's claim stored its grants (claude_defer.py), a Post adds none.
+                note = (f"deferred call, decided by approval {ask['approval_id']}: "
+                        "its grants were stored when the resumed call was allowed")
+            elif ask["verdict"] != "capability":
                 note = f"{ask['verdict']} verdict: approved once, never granted"
             elif ask["grant_scope"] != "session":
                 note = "profile hook.grant = once: approved for this call only"

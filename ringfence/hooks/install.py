@@ -32,12 +32,15 @@ EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"
 MARK = "hook claude-code"
 
 
-def hook_command(prog: list[str], profile: str | None, wrap: bool) -> str:
+def hook_command(prog: list[str], profile: str | None, wrap: bool,
+                 headless: bool = False) -> str:
     args = [*prog, "hook", "claude-code"]
     if profile:
         args += ["--profile", profile]
     if wrap:
         args.append("--wrap")
+    if headless:
+        args.append("--headless")
     return shlex.join(args)
 
 

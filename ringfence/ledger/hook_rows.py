@@ -79,26 +79,29 @@ def record_event(ledger: Ledger, *, event: str, session: str | None,
 def remember_ask(ledger: Ledger, *, session: str, tool_use_id: str, rf_session: str,
                  command: str, wrapped: str | None, run_text: str | None, verdict: str,
                  keys, grant_scope: str, profile: str | None,
-                 consent: str | None, conn) -> None:
-    """Store (or refresh, while still unsettled) the ask of one tool call."""
+                 consent: str | None, conn, approval_id: str | None = None) -> bool:
+    """Store (or refresh, while still unsettled) the ask of one tool call; False
+    when it was not stored (settled, or another command under this id).
+    ``approval_id``: the pending approval of a deferred ask (``hook_defer``)."""
     row = conn.execute("SELECT status, command FROM hook_asks WHERE session=? AND "
                        "tool_use_id=?", (storable(session), storable(tool_use_id))).fetchone()
     if row is not None and (row["status"] != "asked" or row["command"] != storable(command)):
         # Settled asks are history, and an open one keeps the text first asked
         # about: a replayed Pre can neither re-open it nor swap its command.
-        return
+        return False
     # An older open ask of the same command in this session was not run (its Post
     # never came): a No in the dialog, which Claude Code does not report. Close it.
     conn.execute("UPDATE hook_asks SET status='superseded', decided_at=? WHERE session=? "
                  "AND command=? AND tool_use_id != ? AND status='asked'",
                  (time.time(), storable(session), storable(command), storable(tool_use_id)))
     conn.execute("INSERT OR REPLACE INTO hook_asks (session, tool_use_id, at, rf_session, "
-                 "command, wrapped, run_text, verdict, keys, grant_scope, profile, consent) "
-                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                 "command, wrapped, run_text, verdict, keys, grant_scope, profile, consent, "
+                 "approval_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                  (storable(session), storable(tool_use_id), time.time(), rf_session,
                   storable(command), storable(redact(wrapped)), storable(run_text), verdict,
                   json.dumps(list(keys)), grant_scope, profile,
-                  token_digest(consent) if consent else None))
+                  token_digest(consent) if consent else None, approval_id))
+    return True
 
 
 def settle_ask(conn, session: str, tool_use_id: str, *, command: str | None,

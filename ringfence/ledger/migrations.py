@@ -150,6 +150,15 @@ def _m8_session(c: sqlite3.Connection) -> None:
         truncated INTEGER NOT NULL DEFAULT 0)""")
 
 
+def _m9_hook_defer(c: sqlite3.Connection) -> None:
+    """Migration 9 (issue 20 §8): a hook ask answered ``defer`` (``hook claude-code
+    --headless``) is also a pending approval (``where_ = 'claude-code'``): ``approval_id``
+    links the two, so ``ringfence approve``/``deny`` in another process decide it
+    and the resumed call's PreToolUse finds the decision."""
+    c.execute("ALTER TABLE hook_asks ADD COLUMN approval_id TEXT")
+    c.execute("CREATE INDEX hook_asks_approval ON hook_asks(approval_id)")
+
+
 MIGRATIONS = (_m1_runs, _m2_approvals, _m3_event_index, _m4_prune_path,
               _m5_approval_identity, _m6_hook, _m7_prune_hook,
-              _m8_session)
+              _m8_session, _m9_hook_defer)

@@ -29,7 +29,9 @@ from ringfence.ledger.store import Ledger, new_id, transaction
 
 # "stage": a sandboxed run's changes to host-obeyed files, held in its stage until
 # a person applies (approve) or drops (deny) them (ringfence/session/held.py).
-WHERE = ("host", "sandbox", "stage")
+# "claude-code": a Claude Code call the hook deferred (``hook claude-code --headless``):
+# decided here, run by Claude Code when its caller resumes (ledger/hook_defer.py).
+WHERE = ("host", "sandbox", "stage", "claude-code")
 
 
 @record
@@ -156,18 +158,26 @@ def pending(ledger: Ledger) -> list[Approval]:
 
 def decided_error(a: Approval) -> ApprovalError:
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(a.decided_at or 0))
+    if a.status == "expired":     # a deferred Claude Code call (ledger/hook_defer.py)
+        return ApprovalError(f"approval {a.id} expired at {when}: not decided, or its "
+                             "decision not used, within 15 minutes; nothing was decided",
+                             hint="resume the Claude Code session: the call is deferred "
+                                  "again under a new approval id")
     return ApprovalError(f"approval {a.id} was already {a.status} "
                          f"(by {a.decided_by or '?'} at {when}); nothing was run again",
                          hint="run the command again to create a new request")
 
 
 def claim(ledger: Ledger, approval_id: str, *, scope: str, session: str,
-          ttl: float | None = None, on_claim=None, grant_keys=None) -> Approval:
+          ttl: float | None = None, on_claim=None, grant_keys=None,
+          place: str | None = None) -> Approval:
     """Atomically move a pending approval to `approved` and store its grants.
 
     `on_claim(conn, approval)` runs inside the same transaction (the governor
     appends the resume's `running` event there), so the claim, the grants and
-    the event commit together or not at all.
+    the event commit together or not at all. `place`: where the yes was given
+    (default: ``host`` for a host request, else ``sandbox``; a deferred hook call
+    says where it runs).
     """
     validate_scope(scope)
     with transaction(ledger.conn) as c:
@@ -189,7 +199,7 @@ def claim(ledger: Ledger, approval_id: str, *, scope: str, session: str,
         # Where it was approved decides the place: a sandbox yes never covers the host.
         add_grants(ledger, a.keys if grant_keys is None else grant_keys, scope, session,
                    approval_id=a.id, ttl=ttl, in_transaction=True,
-                   place="host" if a.where == "host" else "sandbox")
+                   place=place or ("host" if a.where == "host" else "sandbox"))
         claimed = get(ledger, approval_id)
         if on_claim is not None:
             on_claim(c, claimed)

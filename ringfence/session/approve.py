@@ -2,7 +2,9 @@
 for (on the host, or in its sandbox), streams its real output, exits with its status
 and appends the result to the ORIGINAL run; ``deny`` records the refusal on it.
 
-Held changes of a staged run (``where == "stage"``) go to ``ringfence.session.held``.
+Held changes of a staged run (``where == "stage"``) go to ``ringfence.session.held``;
+a deferred Claude Code call (``where == "claude-code"``) is never executed here: it is
+decided (``session.decisions``) and Claude Code runs it (``ledger.hook_defer``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,13 @@ def approve(approval_id: str, *, scope: str = "once", session: str | None = None
         from ringfence.session.held import approve_held
 
         return approve_held(pending, scope=scope, ledger=ledger, streams=streams)
+    if pending.where == "claude-code":
+        # A deferred Claude Code call runs in Claude Code when its caller resumes the
+        # session, never here: deciding it only records the decision.
+        raise ApprovalError(f"{pending.id} is a deferred Claude Code call: it runs in "
+                            "Claude Code, not here; nothing was run",
+                            hint=f"decide it with: ringfence approve {pending.id} --defer "
+                                 "[--scope once|session|always]")
     grant_session = session or pending.session or ""
     if scope == "session" and (not grant_session or grant_session.startswith("proc-")):
         raise ApprovalError(

@@ -8,7 +8,9 @@ the command, the directory identity and the profile the person saw) and stores
 the output, so a second resume, or a new process after a crash, gets it back.
 
 A deferred decision is checked the way ``approve`` checks it, up front: a one-time
-request takes only ``once``; a ``session`` grant needs a named session.
+request takes only ``once``; a ``session`` grant needs a named session. A deferred
+Claude Code call (``where == "claude-code"``) is decided only before it expires, and its
+session grant goes to the session it came from (``ledger.hook_defer``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,14 @@ def record(ledger: Ledger, approval_id: str, decision: str, *, via: str,
     if decision == "deny":
         raise UsageError("a denial is recorded by deny, not deferred")
     a = ap.get_or_for_run(ledger, approval_id)
+    if a.where == "claude-code":
+        # A deferred Claude Code call: decided for the session it came from, and only
+        # while its clock runs (ledger.hook_defer).
+        from ringfence.ledger.hook_defer import expire_stale
+
+        if a.id in expire_stale(ledger):
+            a = ap.get(ledger, a.id)
+        session = None
     if a.status != "pending":
         raise ap.decided_error(a)
     if decision != "once" and not a.grantable:

@@ -101,6 +101,20 @@ def test_hook_loads_no_cli_framework(tmp_path):
     assert forbidden(mods) == set()
 
 
+@needs_engine
+def test_headless_hook_defer_loads_no_cli_framework(tmp_path):
+    # --headless (issue 20 §8): an asked command becomes a pending approval (a run, an
+    # approval, the ask) and is answered defer, on the same hot path.
+    event = {"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+             "tool_use_id": "t", "tool_input": {"command": "git push origin main"},
+             "cwd": str(tmp_path)}
+    rc, mods, err = loaded_modules(tmp_path, ["hook", "claude-code", "--headless"],
+                                   stdin=json.dumps(event).encode())
+    assert rc == 0, err
+    assert "ringfence.ledger.hook_defer" in mods and "ringfence.ledger.pending" in mods
+    assert forbidden(mods) == set()
+
+
 @pytest.mark.sandbox
 @pytest.mark.skipif(not have_bwrap(), reason=NO_BWRAP)
 def test_run_loads_no_cli_framework(tmp_path):
