@@ -34,6 +34,10 @@ def test_git_config_syntax():
     ("a/.envrc", "held"), (".vscode/tasks.json", "held"), (".mcp.json", "held"),
     (".yarnrc.yml", "held"), (".husky/pre-commit", "held"), (".ringfence.toml", "held"),
     (".bashrc", "held"),
+    ("CLAUDE.md", "held"), ("pkg/CLAUDE.md", "held"), ("CLAUDE.local.md", "held"),
+    ("AGENTS.md", "held"), ("svc/AGENTS.override.md", "held"), ("GEMINI.md", "held"),
+    (".github/copilot-instructions.md", "held"), (".github/instructions/a.instructions.md", "held"),
+    (".windsurfrules", "held"), (".clinerules/r.md", "held"), (".rules", "held"),
 ])
 def test_registry_kinds(rel, kind):
     assert Registry(WS).lookup(rel)[0] == kind
@@ -41,8 +45,17 @@ def test_registry_kinds(rel, kind):
 
 def test_ordinary_files_are_not_obeyed():
     reg = Registry(WS)
-    for rel in ("src/main.py", "package.json", "Makefile", "a/.bashrc", "git/config"):
+    for rel in ("src/main.py", "package.json", "Makefile", "a/.bashrc", "git/config",
+                "README.md", "docs/claude.md", "CLAUDE.md.orig", "github/copilot-instructions.md"):
         assert reg.lookup(rel) is None, rel
+
+
+def test_every_other_tools_row_cites_its_documentation():
+    from ringfence.staging.registry import OTHER_TOOLS
+
+    for pattern, kind, why, doc in OTHER_TOOLS:
+        assert kind == "held" or kind == "dotenv", pattern
+        assert why and doc.startswith("https://"), pattern
 
 
 def test_pre_run_hooks_path_and_write_protect_extend_the_registry():
