@@ -205,6 +205,7 @@ def _allowed(host, home: str, xdg, extra, bases: list[str], home_masked: bool,
     ops: list = []
     homes = _all_homes(host) + bases
     reals = None
+    served: set[str] = set()
     for path, kind in rows(home, xdg, extra):
         found = host.globs.get(path, ()) if any(c in path for c in "*?[") else (path,)
         for p in found:
@@ -228,6 +229,26 @@ def _allowed(host, home: str, xdg, extra, bases: list[str], home_masked: bool,
                 visible.append(p)
             elif f.kind == "file" and not _is_table(host, f.real, p):
                 ops.append(Sanitized(f.real, p, kind))
+                if kind == "gitconfig":
+                    served.add(p)
+    return ops + _includes(host, served, homes)
+
+
+def _includes(host, served: set[str], homes: list[str]) -> list:
+    """The files the served gitconfigs include (``host.git_includes``), served the
+    same way: only a file whose path, as git names it, and real path both lie under
+    a home or masked dir, and that is no credential location."""
+    ops: list = []
+    for src, dest in getattr(host, "git_includes", ()):
+        if src not in served or dest in served or not any(_inside(dest, h) for h in homes):
+            continue
+        f = host.path(dest)
+        if f.kind != "file" or not any(_inside(f.real, h) for h in homes) or any(
+                _inside(f.real, c) or _inside(dest, c)
+                for c in getattr(host, "credential_paths", ())):
+            continue
+        ops.append(Sanitized(f.real, dest, "gitconfig"))
+        served.add(dest)
     return ops
 
 
@@ -248,9 +269,22 @@ def _allowed_reals(host, home: str) -> list[str]:
     return out
 
 
+def gitconfigs(host) -> tuple[list[str], str, list[str]]:
+    """(the gitconfig rows' paths, the home ``~/`` names, the dirs an included file
+    may lie under: every home and masked XDG dir) for ``compiler/gitinclude.py``."""
+    xdg = getattr(host, "xdg", ())
+    configs = [p for p, kind in rows(host.home, xdg) if kind == "gitconfig"]
+    for home in getattr(host, "other_homes", ()):
+        configs += [p for p, kind in rows(home, ()) if kind == "gitconfig"]
+    roots = [host.home, *getattr(host, "other_homes", ())]
+    roots += [posixpath.normpath(v) for var, v in xdg if var in XDG_MASKED and v.startswith("/")]
+    return list(dict.fromkeys(configs)), host.home, roots
+
+
 def wanted(host, extra: tuple[str, ...]) -> list[str]:
     xdg = getattr(host, "xdg", ())
     out = [host.home] + [p for p, _ in rows(host.home, xdg, extra)]
+    out += [dest for _, dest in getattr(host, "git_includes", ())]
     out += [posixpath.normpath(v) for var, v in xdg if var in XDG_MASKED and v.startswith("/")]
     for home in getattr(host, "other_homes", ()):
         out += [home] + [p for p, _ in rows(home, ())]

@@ -103,6 +103,9 @@ class HostFacts:
     # Names of the run's variables whose VALUE is shaped like a secret (a JWT, a
     # ghp_ token, a URL with a password): never passed, whatever the name.
     secret_env: tuple[str, ...] = ()
+    # (including file, included file) of the served gitconfigs' include.path and
+    # includeIf.*.path, recursively (compiler/gitinclude.py; homemask serves them).
+    git_includes: tuple[tuple[str, str], ...] = ()
 
     def path(self, p: str) -> PathFact:
         try:
@@ -113,7 +116,11 @@ class HostFacts:
     def for_profile(self, profile: Profile, workspace: str | None) -> "HostFacts":
         """Return a copy with the path facts compiling ``profile`` needs."""
         from ringfence.compiler.compile import wanted_paths
+        from ringfence.compiler.gitinclude import includes
+        from ringfence.compiler.homemask import gitconfigs
 
+        configs, home, roots = gitconfigs(self)
+        self = replace(self, git_includes=includes(configs, home, roots))
         plain, patterns = wanted_paths(profile, workspace, self)
         plain = plain + [p for _, p, _ in self.ca_files]
         outside: list[tuple[str, str]] = []

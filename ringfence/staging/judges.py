@@ -66,6 +66,7 @@ class Registry:
         self.host_path = os.environ.get("PATH", "")   # the host's PATH (settle sets it)
         self.host = None                 # its program names, read when first needed
         self.envrc_path: list[str] | None = None
+        self.owners = None      # hookdirs.Owners: repositories found up from a write
 
     def git_root(self, rel: str) -> str | None:
         """The innermost git directory holding ``rel`` (before or after the run)."""
@@ -85,6 +86,9 @@ class Registry:
 
     def lookup(self, rel: str) -> tuple[str, str] | None:
         """(kind, why) for a relative path, or None when the host does not obey it."""
+        owners = self.owners
+        if owners is not None and rel.rpartition("/")[0] not in owners.visited:
+            self._owned(rel)
         for prefix, hit in self.extra.items():
             if rel == prefix or rel.startswith(prefix + "/"):
                 if hit[0] == "hook" and rel == prefix:
@@ -116,6 +120,19 @@ class Registry:
             if prefix.startswith(rel + "/"):
                 return ("ancestor", f"on the way to {prefix}, which the host obeys")
         return None
+
+    def _owned(self, rel: str) -> None:
+        """Add the hooksPath and include targets of the repositories above ``rel``
+        that the pre-run state has and nothing recorded (``hookdirs.Owners``)."""
+        if self.pre is None:
+            from ringfence.staging.git.discovery import View
+
+            self.pre = View(None, self.workspace)
+        found = self.owners.above(rel, self.pre)
+        if found:
+            from ringfence.staging.git.hookdirs import add_rows
+
+            add_rows(self.extra, self.workspace, found, self.pre)
 
     def new_repo_reason(self, root: str) -> str | None:
         """Why a git directory that the run CREATED (not one before it) must be held:

@@ -17,7 +17,8 @@ BY_NAME: tuple[tuple[str, str, str], ...] = (
     (".envrc", "held", "direnv runs it on cd"),
     (".vscode", "held", "VS Code runs tasks, settings point at programs (terminal, linters)"),
     (".idea", "held", "JetBrains IDEs run configured tools and startup tasks"),
-    (".claude", "held", "Claude Code settings define hooks that run commands"),
+    (".claude", "held", "Claude Code obeys it: settings (hooks that run commands, "
+                        "permissions), CLAUDE.md, commands, agents and skills it follows"),
     (".codex", "held", "Codex config runs commands and MCP servers"),
     (".mcp.json", "held", "agents start the MCP servers it lists"),
     (".npmrc", "held", "npm obeys script-shell, node-options, registries, git"),
@@ -128,6 +129,39 @@ OTHER_TOOLS: tuple[tuple[str, str, str, str], ...] = (
      "https://lefthook.dev/configuration/"),
     (".hgsub", "held", "Mercurial clones and updates the subrepositories it lists",
      "https://www.mercurial-scm.org/wiki/Subrepository"),
+    # Instructions the NEXT agent session obeys (at any depth: agents read the ones on
+    # the way to the files they touch). Plain text, but a sandbox that writes one
+    # writes the next session's prompt: no content rule makes that safe.
+    ("CLAUDE.md", "held", "Claude Code loads it into the next session's prompt",
+     "https://docs.anthropic.com/en/docs/claude-code/memory"),
+    ("CLAUDE.local.md", "held", "Claude Code loads it into the next session's prompt",
+     "https://docs.anthropic.com/en/docs/claude-code/memory"),
+    ("AGENTS.md", "held", "Codex (and Copilot, Cline, Windsurf, Zed) follow its instructions",
+     "https://developers.openai.com/codex/guides/agents-md"),
+    ("AGENTS.override.md", "held", "Codex follows it in place of AGENTS.md",
+     "https://developers.openai.com/codex/guides/agents-md"),
+    ("agents.md", "held", "Windsurf's Cascade follows it like AGENTS.md",
+     "https://docs.windsurf.com/windsurf/cascade/agents-md"),
+    ("AGENT.md", "held", "Zed's agent follows it as the project's rules",
+     "https://zed.dev/docs/ai/rules"),
+    (".rules", "held", "Zed's agent follows it as the project's rules",
+     "https://zed.dev/docs/ai/rules"),
+    ("GEMINI.md", "held", "Gemini CLI loads it into every prompt",
+     "https://github.com/google-gemini/gemini-cli/blob/main/docs/cli/gemini-md.md"),
+    (".github/copilot-instructions.md", "held", "GitHub Copilot follows its instructions",
+     "https://docs.github.com/en/copilot/how-tos/configure-custom-instructions-in-your-ide/"
+     "add-repository-instructions-in-your-ide"),
+    ("*.instructions.md", "held", "GitHub Copilot follows .github/instructions/*.instructions.md",
+     "https://docs.github.com/en/copilot/how-tos/configure-custom-instructions-in-your-ide/"
+     "add-repository-instructions-in-your-ide"),
+    (".windsurfrules", "held", "Windsurf's Cascade follows these rules",
+     "https://docs.windsurf.com/windsurf/cascade/memories"),
+    (".windsurf", "held", "Windsurf's Cascade follows .windsurf/rules and its workflows",
+     "https://docs.windsurf.com/windsurf/cascade/memories"),
+    (".clinerules", "held", "Cline follows these rules (a file, or a directory of them)",
+     "https://docs.cline.bot/features/cline-rules"),
+    (".cline", "held", "Cline obeys the project's .cline/ rules, workflows and hooks",
+     "https://docs.cline.bot/getting-started/config"),
 )
 # Deleting these changes what the host does next (a tighter policy, a
 # protection the profile asked for): deletion is held too.

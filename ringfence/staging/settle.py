@@ -56,18 +56,11 @@ def registry_for(workspace: str, profile=None, env: Mapping[str, str] | None = N
     globs: list[str] = []
     home = env.get("HOME") or os.path.expanduser("~")
     xdg = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
-    from ringfence.staging.git.hookdirs import targets
+    from ringfence.staging.git.discovery import View
+    from ringfence.staging.git.hookdirs import Owners, add_rows, targets
 
     configs = [os.path.join(home, ".gitconfig"), os.path.join(xdg, "git", "config")]
-    for kind, target in targets(workspace, home, configs):
-        rel = _inside(target, workspace)
-        if not rel:
-            continue
-        for r in _also_resolved(workspace, rel):
-            if kind == "hook":
-                extra[r] = ("hook", "core.hooksPath points here: git runs these hooks")
-            elif extra.get(r, ("",))[0] != "hook":
-                extra[r] = ("git-config", "an include target of the repository's config")
+    add_rows(extra, workspace, targets(workspace, home, configs), View(None, workspace))
     if profile is not None:
         for entry in getattr(profile.filesystem, "write_protect", ()):
             entry = entry.rstrip("/")
@@ -81,7 +74,7 @@ def registry_for(workspace: str, profile=None, env: Mapping[str, str] | None = N
                 entry = rel
             if any(c in entry for c in "*?["):
                 globs.append(entry)
-            elif entry not in extra:
+            elif extra.get(entry, ("",))[0] != "hook":     # an include target too: held
                 extra[entry] = ("held", "the profile write-protects it (filesystem.write_protect)")
     from ringfence.rfcore.paths import private_dirs
 
@@ -94,6 +87,8 @@ def registry_for(workspace: str, profile=None, env: Mapping[str, str] | None = N
         # never applied without a person, who sees where the token went (RF653).
         extra[rel] = ("held", "it holds a brokered credential's value (RF653)")
     reg = Registry(workspace, extra, tuple(globs))
+    # repositories nothing records (untracked clones): found up from what the run wrote
+    reg.owners = Owners(home, configs)
     reg.host_path = env.get("PATH", "")
     reg.guarded = _guarded(profile, env, home)
     return reg
@@ -115,14 +110,6 @@ def _guarded(profile, env, home: str) -> tuple[str, ...]:
         out += [os.path.realpath(p) for t in _writable_templates(profile)
                 if "{workspace}" not in t and (p := expand(t, **ctx))]
     return tuple(out)
-
-
-def _also_resolved(workspace: str, rel: str) -> list[str]:
-    """``rel``, and where the workspace's own links take it (git follows them)."""
-    from ringfence.staging.git.discovery import View
-
-    where, _ = View(None, workspace).realpath("", rel)
-    return [rel] + ([where] if where and where != rel else [])
 
 
 def _record(stage: stg.Stage, created=(), modified=(), deleted=(), held=(), failed=()) -> dict:

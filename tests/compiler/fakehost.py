@@ -55,12 +55,13 @@ def _glob_re(pattern: str) -> re.Pattern:
 
 
 def fake_host(profile, workspace: str | None = WS, disk: dict | None = None,
-              links: set | None = None, env_names=ENV_NAMES) -> HostFacts:
+              links: set | None = None, env_names=ENV_NAMES, git_includes=()) -> HostFacts:
     disk = DISK if disk is None else disk
     links = LINKS if links is None else links
     base = HostFacts(uid=1000, gid=1000, home=HOME, arch="x86_64", python="/usr/bin/python3",
                      bwrap="/usr/bin/bwrap", env_names=tuple(sorted(env_names)), seccomp=True,
-                     credential_paths=tuple(p for p, _ in locations(HOME, {})))
+                     credential_paths=tuple(p for p, _ in locations(HOME, {})),
+                     git_includes=tuple(git_includes))
     plain, patterns = wanted_paths(profile, workspace, base)
     globs = {p: tuple(sorted(x for x in disk if _glob_re(p).match(x))) for p in patterns}
     facts = {}

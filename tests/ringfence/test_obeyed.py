@@ -34,6 +34,10 @@ def test_git_config_syntax():
     ("a/.envrc", "held"), (".vscode/tasks.json", "held"), (".mcp.json", "held"),
     (".yarnrc.yml", "held"), (".husky/pre-commit", "held"), (".ringfence.toml", "held"),
     (".bashrc", "held"),
+    ("CLAUDE.md", "held"), ("pkg/CLAUDE.md", "held"), ("CLAUDE.local.md", "held"),
+    ("AGENTS.md", "held"), ("svc/AGENTS.override.md", "held"), ("GEMINI.md", "held"),
+    (".github/copilot-instructions.md", "held"), (".github/instructions/a.instructions.md", "held"),
+    (".windsurfrules", "held"), (".clinerules/r.md", "held"), (".rules", "held"),
 ])
 def test_registry_kinds(rel, kind):
     assert Registry(WS).lookup(rel)[0] == kind
@@ -41,8 +45,17 @@ def test_registry_kinds(rel, kind):
 
 def test_ordinary_files_are_not_obeyed():
     reg = Registry(WS)
-    for rel in ("src/main.py", "package.json", "Makefile", "a/.bashrc", "git/config"):
+    for rel in ("src/main.py", "package.json", "Makefile", "a/.bashrc", "git/config",
+                "README.md", "docs/claude.md", "CLAUDE.md.orig", "github/copilot-instructions.md"):
         assert reg.lookup(rel) is None, rel
+
+
+def test_every_other_tools_row_cites_its_documentation():
+    from ringfence.staging.registry import OTHER_TOOLS
+
+    for pattern, kind, why, doc in OTHER_TOOLS:
+        assert kind == "held" or kind == "dotenv", pattern
+        assert why and doc.startswith("https://"), pattern
 
 
 def test_pre_run_hooks_path_and_write_protect_extend_the_registry():
@@ -95,3 +108,41 @@ def test_symlinks_and_deletions():
     assert j("git-config", ".git/config", None) is None          # deleting runs nothing
     assert j("held", ".ringfence.toml", None) is not None         # a policy change
     assert j("held", ".envrc", "x") is not None
+
+
+def _git(*args, cwd):
+    import subprocess
+
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                   env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "GIT_CONFIG_NOSYSTEM": "1"})
+
+
+def test_an_untracked_clone_is_found_up_from_the_write_and_nowhere_else(tmp_path):
+    import os
+    import shutil
+
+    from ringfence.staging.settle import registry_for
+
+    if shutil.which("git") is None:
+        pytest.skip("git is needed")
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    home.mkdir()
+    lib = ws / "vendor" / "lib"
+    lib.mkdir(parents=True)
+    _git("init", "-q", str(ws), cwd=tmp_path)
+    _git("init", "-q", cwd=lib)
+    _git("config", "core.hooksPath", "tools/hooks", cwd=lib)
+    for i in range(50):        # clones the run never writes in: never looked at
+        other = ws / "many" / f"c{i}"
+        other.mkdir(parents=True)
+        (other / ".git").mkdir()
+    os.symlink("vendor/lib", ws / "via-link")
+    reg = registry_for(str(ws), None, {"HOME": str(home), "PATH": "/usr/bin"})
+    assert reg.lookup("vendor/lib/tools/hooks/pre-commit")[0] == "hook"
+    assert reg.lookup("vendor/lib/tools/hooks")[0] == "git-data"       # the dir itself
+    assert reg.lookup("vendor/lib/src/main.py") is None
+    assert reg.owners.visited - {""} == {"vendor", "vendor/lib", "vendor/lib/tools",
+                                         "vendor/lib/tools/hooks", "vendor/lib/src"}
+    # a link on the way is never followed (the stage records the real path)
+    assert reg.lookup("via-link/tools/hooks/pre-commit") is None
+    assert not any(v.startswith("many") for v in reg.owners.visited)
