@@ -146,37 +146,66 @@ def ca_files(env: Mapping[str, str]) -> tuple[tuple[str, str, bool], ...]:
     return tuple(out)
 
 
-_CERTS: dict[str, tuple] = {}
+# The last verdict for each bundle, with the exact bytes it was given for. A file's
+# metadata does not prove its content unchanged (a write through a shared writable
+# mapping changes neither size, mtime nor ctime; a rewrite in the same timestamp
+# tick neither): the file is read on every run, and only the regex scan is reused.
+_CERTS: dict[str, tuple[bytes, bool]] = {}
+_CERTS_KEEP = 4 * 1024 * 1024       # bytes kept per bundle (larger ones: scanned each run)
 
 
 def _certs_only_now(path: str) -> bool:
-    """``_certs_only``, read again only when the file's inode, size, mtime or ctime
-    changed (a warm Session checks the same bundle on every run)."""
-    try:
-        st = os.stat(path)
-        sig = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    except OSError:
+    """``_certs_only``, with the scan reused only for byte-identical content (a warm
+    Session checks the same bundle on every run)."""
+    data = _ca_bytes(path)
+    if data is None:
         return False
     kept = _CERTS.get(path)
-    if kept is not None and kept[0] == sig:
+    if kept is not None and kept[0] == data:
         return kept[1]
-    ok = _certs_only(path)
-    if len(_CERTS) >= 16:
-        _CERTS.clear()
-    _CERTS[path] = (sig, ok)
+    ok = _pem_certs_only(data)
+    if len(data) <= _CERTS_KEEP:
+        if len(_CERTS) >= 16:
+            _CERTS.clear()
+        _CERTS[path] = (data, ok)
     return ok
 
 
-def _certs_only(path: str) -> bool:
-    import re
+def _ca_bytes(path: str) -> bytes | None:
+    """The content of a regular file of at most ``_CA_MAX`` bytes, else None (opened
+    without blocking, so a FIFO swapped in is refused, not waited on)."""
+    import stat
 
     try:
-        if not os.path.isfile(path) or os.path.getsize(path) > _CA_MAX:
-            return False
-        with open(path, "rb") as f:
-            data = f.read(_CA_MAX + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
-        return False
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _CA_MAX:
+            return None
+        # Its size in one read (one buffer of the right size), then what it grew by.
+        chunks = [os.read(fd, st.st_size or 1)]
+        total = len(chunks[0])
+        while chunks[-1] and total <= _CA_MAX:
+            chunks.append(os.read(fd, 65536 if len(chunks) > 1 else 1))
+            total += len(chunks[-1])
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    data = chunks[0] if len(chunks) == 2 and not chunks[1] else b"".join(chunks)
+    return None if len(data) > _CA_MAX else data
+
+
+def _certs_only(path: str) -> bool:
+    data = _ca_bytes(path)
+    return data is not None and _pem_certs_only(data)
+
+
+def _pem_certs_only(data: bytes) -> bool:
+    import re
+
     labels = re.findall(rb"-----BEGIN ([A-Z0-9 ]+)-----", data)
     return bool(labels) and all(label in _PEM_OK for label in labels)
 

@@ -48,3 +48,56 @@ def test_a_token_written_between_two_warm_runs_is_hidden(env, profile):
     plain = env.outside / "plain.txt"
     plain.write_text(TOKEN)
     assert TOKEN in s.run(f"cat {plain}").stdout
+
+
+def _same_size(text: str, size: int) -> bytes:
+    data = text.encode()
+    assert len(data) <= size
+    return data[:-1] + b"#" * (size - len(data)) + b"\n"
+
+
+@pytest.mark.skipif(__import__("os").geteuid() != 0,
+                    reason="a tmpfs is mounted for the CA file (no writeback: the "
+                           "mapping stays writable without another fault)")
+@pytest.mark.parametrize("profile", ["strict", "build"])
+def test_a_ca_bundle_rewritten_through_a_mapping_is_checked_again(env, profile, monkeypatch):
+    """A CA variable names a certificate file under the (masked) home: it is bound back,
+    read-only, because it holds certificates only. Its content then becomes a private
+    key through a shared writable mapping, which changes neither its size, its mtime
+    nor its ctime: the next run must read it again, as a cold run does, and hide it."""
+    import mmap
+    import os
+    import subprocess
+
+    certs = env.home / "certs"
+    certs.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "rf-ca", str(certs)], check=True)
+    try:
+        ca = certs / "ca.pem"
+        cert = ("-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUWarmSessionCaCheck\n"
+                "-----END CERTIFICATE-----\n")
+        size = len(cert) + 64
+        ca.write_bytes(_same_size(cert, size))
+        monkeypatch.setenv("SSL_CERT_FILE", str(ca))
+        s = ringfence.Session(profile=profile, workspace=str(env.ws), session="warm-ca")
+        fd = os.open(ca, os.O_RDWR)
+        try:
+            m = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+            m[0:1] = m[0:1]                 # the first write fault: timestamps updated once
+            time.sleep(RACY_NS / 1e9 + 0.2)
+            first = s.run(f"head -c 27 {ca}")
+            assert first.state == "completed" and "BEGIN CERTIFICATE" in first.stdout
+            st = os.stat(ca)
+            m[:] = _same_size(f"-----BEGIN PRIVATE KEY-----\n{TOKEN}\n"
+                              "-----END PRIVATE KEY-----\n", size)
+            m.flush()
+            after = os.stat(ca)
+            assert (after.st_size, after.st_mtime_ns, after.st_ctime_ns) == \
+                (st.st_size, st.st_mtime_ns, st.st_ctime_ns)    # the premise holds
+            r = s.run(f"cat {ca}")
+            assert TOKEN not in r.stdout and TOKEN not in r.stderr
+            m.close()
+        finally:
+            os.close(fd)
+    finally:
+        subprocess.run(["umount", "-l", str(certs)], check=False)
