@@ -119,7 +119,8 @@ def prime_attach() -> None:
     the lock, only after checking that this ``cgroup.procs`` lists our pid, so a
     cgroup-namespace mismatch can never move ringfence anywhere), sleeping through
     the grace period while the run is classified and compiled. The join that
-    matters then finds the lock warm. Best effort: any error is ignored."""
+    matters then finds the lock warm. Best effort: it never raises (not even when
+    no thread can be started), so a run's ledger row never stays "running"."""
     if os.geteuid() != 0:
         return
     procs = _own_procs()
@@ -127,8 +128,13 @@ def prime_attach() -> None:
         return
     import threading
 
-    threading.Thread(target=_noop_migration, args=(procs,), daemon=True,
-                     name="ringfence-cgroup-prime").start()
+    try:
+        threading.Thread(target=_noop_migration, args=(procs,), daemon=True,
+                         name="ringfence-cgroup-prime").start()
+    except RuntimeError:
+        # No thread to be had (ringfence's cgroup is at its pids.max, a TasksMax):
+        # the run goes on without the warm-up, and fails or not on its own terms.
+        pass
 
 
 def _noop_migration(procs: str) -> None:
