@@ -2,7 +2,7 @@
 dirs, the credential table expanded for this home and environment, the names of
 secret-shaped variables. ``compiler.host.probe`` asks for them on every run; a warm
 process (a ``Session``, the MCP server) derives them once per distinct environment.
-The password database is read again whenever ``/etc/passwd`` changes.
+The password database is asked on every run (it decides the key).
 """
 
 from __future__ import annotations
@@ -12,30 +12,23 @@ from typing import Mapping
 
 # What the run's environment alone decides (credential table, ringfence's own dirs,
 # secret-shaped values), remembered per process for the last few environments: a
-# warm Session's runs share one. The password database is read again when it changes.
+# warm Session's runs share one.
 _ENV_FACTS: dict[tuple, dict] = {}
-_PW_HOME: dict[tuple, str] = {}
+# The variables rfcore.paths reads whose relative values depend on the working dir.
+_CWD_RELATIVE = ("RINGFENCE_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME",
+                 "HOME")
 
 
 def _pw_home(uid: int) -> str:
-    """The account's home in the password database (re-read when the file changes)."""
-    try:
-        st = os.stat("/etc/passwd")
-        key = (uid, st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
-    except OSError:
-        key = None
-    if key is not None and key in _PW_HOME:
-        return _PW_HOME[key]
+    """The account's home in the password database, asked on every run (about 30 us):
+    NSS may answer from elsewhere than /etc/passwd (``passwd: files systemd``:
+    systemd-homed and userdb records), so no file's stat says it is unchanged."""
     import pwd
 
     try:
-        home = os.path.abspath(pwd.getpwuid(uid).pw_dir)
+        return os.path.abspath(pwd.getpwuid(uid).pw_dir)
     except KeyError:
-        home = ""
-    if key is not None:
-        _PW_HOME.clear()
-        _PW_HOME[key] = home
-    return home
+        return ""
 
 
 def env_facts(uid: int, env: Mapping[str, str]) -> dict:
@@ -43,11 +36,15 @@ def env_facts(uid: int, env: Mapping[str, str]) -> dict:
     home = os.path.abspath(env.get("HOME") or pw_home)
     others = tuple(h for h in (pw_home,) if h and h != home
                    and os.path.realpath(h) != os.path.realpath(home))
-    key = (home, others, tuple(sorted(env.items())))
+    # rfcore.paths makes a relative RINGFENCE_HOME / XDG_* absolute against the working
+    # directory (os.path.abspath), which a warm process may change between runs.
+    cwd = os.getcwd() if any(env.get(v) and not env[v].startswith("/")
+                             for v in _CWD_RELATIVE) else ""
+    key = (home, others, cwd, tuple(sorted(env.items())))
     hit = _ENV_FACTS.get(key)
     if hit is None:
         if len(_ENV_FACTS) >= 8:
-            _ENV_FACTS.pop(next(iter(_ENV_FACTS)))
+            _ENV_FACTS.clear()      # no iteration: safe with runs in other threads
         hit = _ENV_FACTS[key] = _derive_env_facts(home, others, env)
     return hit
 

@@ -101,3 +101,27 @@ def test_a_ca_bundle_rewritten_through_a_mapping_is_checked_again(env, profile, 
             os.close(fd)
     finally:
         subprocess.run(["umount", "-l", str(certs)], check=False)
+
+
+@pytest.mark.parametrize("profile", ["strict", "build"])
+def test_a_relative_state_dir_follows_the_working_directory(env, profile, monkeypatch):
+    """RINGFENCE_HOME (or XDG_STATE_HOME...) relative: ringfence's private dirs are
+    where it says from the process's working directory, as on a cold run there. A
+    warm Session whose process changed directory must hide the state dir it names
+    now (the ledger and grants of the runs made from there), not the one it named
+    at its first run."""
+    first_dir, then_dir = env.outside / "one", env.outside / "two"
+    for d in (first_dir, then_dir):
+        (d / "rfstate").mkdir(parents=True)
+    (then_dir / "rfstate" / "ledger-copy").write_text(TOKEN)
+    monkeypatch.setenv("RINGFENCE_HOME", "rfstate")
+    monkeypatch.chdir(first_dir)
+    s = ringfence.Session(profile=profile, workspace=str(env.ws), session="warm-rel")
+    assert s.run("true").state == "completed"
+    time.sleep(RACY_NS / 1e9 + 0.2)
+    monkeypatch.chdir(then_dir)
+    r = s.run(f"cat {then_dir}/rfstate/ledger-copy")
+    assert TOKEN not in r.stdout and TOKEN not in r.stderr
+    # The same file outside any state dir is readable (the test can fail).
+    (then_dir / "plain").write_text(TOKEN)
+    assert TOKEN in s.run(f"cat {then_dir}/plain").stdout
