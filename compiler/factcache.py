@@ -10,16 +10,18 @@ set back by an unprivileged process). So a fact is reused only when
 
 * the path has no symbolic link on it (``real`` is the path itself): a link's
   target chain may run through directories that are not the path's ancestors;
-* every ancestor directory of that path still has the inode, mtime and ctime it
-  had *before* the fact was derived (the signature is taken first: a change made while
+* every ancestor directory of that path still has the device, inode, mtime and
+  ctime it had *before* the fact was derived (the signature is taken first: a change made while
   deriving shows up next time);
 * no ancestor changed less than ``RACY_NS`` before that (a change in the same
   clock tick would leave all three values equal).
 
 A credential file created since the last run therefore changes its directory's
-signature and is probed, and masked, like on a cold run. A mount made over an
-ancestor since the last run is not seen (mounts change no mtime); docs/sandbox.md
-says so. Nothing is kept across processes.
+signature and is probed, and masked, like on a cold run. A filesystem mounted over
+an ancestor since then is seen too: ``lstat`` of the mount point gives the new
+root, on another device (its inode number, mtime and ctime alone can all be the
+covered directory's: every ext4 root is inode 2, and an image's times are what it
+was made with). Nothing is kept across processes.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ def _stat(d: str):
         st = os.lstat(d)
     except OSError:
         return None
-    return (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def facts(paths: Iterable[str], derive: Callable) -> dict:
@@ -80,7 +82,7 @@ def facts(paths: Iterable[str], derive: Callable) -> dict:
         before = tuple(sig(d) for d in dirs)     # taken before deriving (module doc)
         fact = out[p] = derive(p)
         if (not fact.is_link and fact.real == norm
-                and all(s is None or (s[1] <= cutoff and s[2] <= cutoff) for s in before)):
+                and all(s is None or (s[2] <= cutoff and s[3] <= cutoff) for s in before)):
             if len(_KEPT) >= _MAX:
                 _KEPT.clear()
             _KEPT[p] = (dirs, before, fact)

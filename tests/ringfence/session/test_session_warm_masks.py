@@ -125,3 +125,63 @@ def test_a_relative_state_dir_follows_the_working_directory(env, profile, monkey
     # The same file outside any state dir is readable (the test can fail).
     (then_dir / "plain").write_text(TOKEN)
     assert TOKEN in s.run(f"cat {then_dir}/plain").stdout
+
+
+def _image(path, stamp: str, files: dict[str, str] | None = None) -> None:
+    """An ext4 image whose root directory's mtime and ctime are ``stamp`` exactly
+    (debugfs writes them; the kernel never would), with ``files`` in it."""
+    import subprocess
+
+    subprocess.run(["truncate", "-s", "4M", str(path)], check=True)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(path)], check=True, capture_output=True)
+    cmds = []
+    for name, text in (files or {}).items():
+        src = path.parent / f"{path.name}.{name.replace('/', '_')}"
+        src.write_text(text)
+        cmds += [f"mkdir {name.rsplit('/', 1)[0]}", f"write {src} {name}"]
+    cmds += [f"set_inode_field / {f} {v}" for f, v in (
+        ("mtime", stamp), ("ctime", stamp), ("mtime_extra", "0"), ("ctime_extra", "0"))]
+    script = path.parent / f"{path.name}.cmds"
+    script.write_text("\n".join(cmds) + "\n")
+    subprocess.run(["debugfs", "-w", "-f", str(script), str(path)], check=True,
+                   capture_output=True)
+
+
+@pytest.mark.skipif(__import__("os").geteuid() != 0 or __import__("shutil").which("debugfs")
+                    is None, reason="mounts two ext4 images (root, debugfs)")
+@pytest.mark.parametrize("profile", ["strict", "build"])
+def test_a_filesystem_mounted_over_a_directory_is_seen(env, profile, monkeypatch):
+    """A credential directory's parent is a mount point. Between two runs another
+    filesystem is mounted over it whose root has the same inode number (2: every
+    ext4 root), mtime and ctime as the one it covers (a copy of the volume, a
+    crafted image): only the device tells them apart, and its credential file must
+    be hidden like on a cold run."""
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    # Directly under /: /var/tmp (where the box is) changes whenever another test
+    # makes its box there, which would void every cached fact under it and hide the bug.
+    vault = Path(tempfile.mkdtemp(prefix="rf-warm-mnt-", dir="/"))
+    monkeypatch.setenv("GH_CONFIG_DIR", str(vault / "gh"))
+    first, second = env.root / "first.img", env.root / "second.img"
+    _image(first, "20200101000000")
+    _image(second, "20200101000000",
+           {"gh/hosts.yml": f"github.com:\n    oauth_token: {TOKEN}\n"})
+    mounted = []
+    try:
+        for img in (first, second):
+            if img is second:
+                time.sleep(RACY_NS / 1e9 + 0.2)     # the cached facts are now trusted
+                s = ringfence.Session(profile=profile, workspace=str(env.ws), session="warm-mnt")
+                r = s.run(f"cat {vault}/gh/hosts.yml || echo absent")
+                assert r.state == "completed" and "absent" in r.stdout
+            subprocess.run(["mount", "-o", "loop", str(img), str(vault)], check=True)
+            mounted.append(img)
+        assert TOKEN in (vault / "gh" / "hosts.yml").read_text()    # the premise
+        r = s.run(f"cat {vault}/gh/hosts.yml")
+        assert TOKEN not in r.stdout and TOKEN not in r.stderr
+    finally:
+        for _ in mounted:
+            subprocess.run(["umount", str(vault)], check=False)
+        vault.rmdir()
