@@ -151,7 +151,7 @@ def ca_files(env: Mapping[str, str]) -> tuple[tuple[str, str, bool], ...]:
 # mapping changes neither size, mtime nor ctime; a rewrite in the same timestamp
 # tick neither): the file is read on every run, and only the regex scan is reused.
 _CERTS: dict[str, tuple[bytes, bool]] = {}
-_CERTS_KEEP = 4 * 1024 * 1024       # bytes kept per bundle (larger ones: scanned each run)
+_CERTS_KEEP = 1024 * 1024           # bytes kept per bundle (larger ones: scanned each run)
 
 
 def _certs_only_now(path: str) -> bool:
