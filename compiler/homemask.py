@@ -14,6 +14,7 @@ wherever they are still visible: inside an allowed path, inside a writable root
 
 from __future__ import annotations
 
+import functools
 import posixpath
 
 from .spec import Note, RoBind, Sanitized, Tmpfs
@@ -117,10 +118,17 @@ def expand(template: str, home: str, xdg) -> str | None:
 
 def rows(home: str, xdg, extra: tuple[str, ...] = ()) -> list[tuple[str, str]]:
     """(absolute path or glob, kind) of the allowlist plus a profile's read_allow."""
+    return list(_rows(home, tuple(tuple(x) for x in xdg), tuple(extra)))
+
+
+@functools.lru_cache(maxsize=32)
+def _rows(home: str, xdg: tuple, extra: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    # A pure function of its arguments (HOME_ALLOW is data), asked three times per
+    # compile and once per compile of every run of a warm Session.
     out = [(expand(t, home, xdg), kind) for t, kind, _ in HOME_ALLOW]
     out = [(p, kind) for p, kind in out if p is not None]
     out += [(p, "bind") for p in extra]
-    return out
+    return tuple(out)
 
 
 def _inside(path: str, root: str) -> bool:

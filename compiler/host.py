@@ -128,7 +128,9 @@ class HostFacts:
         everything = set(plain)
         for found in globs.values():
             everything.update(found)
-        return replace(self, paths={p: path_fact(p) for p in sorted(everything)},
+        from .factcache import facts
+
+        return replace(self, paths=facts(everything, path_fact),
                        globs=globs, unmasked_links=tuple(outside))
 
 
@@ -146,21 +148,71 @@ def ca_files(env: Mapping[str, str]) -> tuple[tuple[str, str, bool], ...]:
         path = os.path.normpath(value)
         real = os.path.realpath(path)
         if real not in seen:
-            seen[real] = _certs_only(real)
+            seen[real] = _certs_only_now(real)
         out.append((var, path, seen[real]))
     return tuple(out)
 
 
-def _certs_only(path: str) -> bool:
-    import re
+# The last verdict for each bundle, with the exact bytes it was given for. A file's
+# metadata does not prove its content unchanged (a write through a shared writable
+# mapping changes neither size, mtime nor ctime; a rewrite in the same timestamp
+# tick neither): the file is read on every run, and only the regex scan is reused.
+_CERTS: dict[str, tuple[bytes, bool]] = {}
+_CERTS_KEEP = 1024 * 1024           # bytes kept per bundle (larger ones: scanned each run)
+
+
+def _certs_only_now(path: str) -> bool:
+    """``_certs_only``, with the scan reused only for byte-identical content (a warm
+    Session checks the same bundle on every run)."""
+    data = _ca_bytes(path)
+    if data is None:
+        return False
+    kept = _CERTS.get(path)
+    if kept is not None and kept[0] == data:
+        return kept[1]
+    ok = _pem_certs_only(data)
+    if len(data) <= _CERTS_KEEP:
+        if len(_CERTS) >= 16:
+            _CERTS.clear()
+        _CERTS[path] = (data, ok)
+    return ok
+
+
+def _ca_bytes(path: str) -> bytes | None:
+    """The content of a regular file of at most ``_CA_MAX`` bytes, else None (opened
+    without blocking, so a FIFO swapped in is refused, not waited on)."""
+    import stat
 
     try:
-        if not os.path.isfile(path) or os.path.getsize(path) > _CA_MAX:
-            return False
-        with open(path, "rb") as f:
-            data = f.read(_CA_MAX + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
-        return False
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _CA_MAX:
+            return None
+        # Its size in one read (one buffer of the right size), then what it grew by.
+        chunks = [os.read(fd, st.st_size or 1)]
+        total = len(chunks[0])
+        while chunks[-1] and total <= _CA_MAX:
+            chunks.append(os.read(fd, 65536 if len(chunks) > 1 else 1))
+            total += len(chunks[-1])
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    data = chunks[0] if len(chunks) == 2 and not chunks[1] else b"".join(chunks)
+    return None if len(data) > _CA_MAX else data
+
+
+def _certs_only(path: str) -> bool:
+    data = _ca_bytes(path)
+    return data is not None and _pem_certs_only(data)
+
+
+def _pem_certs_only(data: bytes) -> bool:
+    import re
+
     labels = re.findall(rb"-----BEGIN ([A-Z0-9 ]+)-----", data)
     return bool(labels) and all(label in _PEM_OK for label in labels)
 
@@ -243,10 +295,16 @@ def _read(path: str) -> str | None:
         return None
 
 
+_SECCOMP: list[bool] = []
+
+
 def _seccomp_in_kernel() -> bool:
-    # "Seccomp:" appears in /proc/self/status only on kernels built with it.
-    status = _read("/proc/self/status") or ""
-    return any(line.startswith("Seccomp:") for line in status.splitlines())
+    # "Seccomp:" appears in /proc/self/status only on kernels built with it (the
+    # running kernel's: read once per process).
+    if not _SECCOMP:
+        status = _read("/proc/self/status") or ""
+        _SECCOMP.append(any(line.startswith("Seccomp:") for line in status.splitlines()))
+    return _SECCOMP[0]
 
 
 def _userns_sysctls() -> tuple[bool, str, bool | None]:
@@ -298,6 +356,10 @@ def _relay_python() -> str:
     return os.path.realpath(sys.executable)
 
 
+def _python_prefix() -> str:
+    return os.path.realpath(sys.base_prefix)
+
+
 def which(name: str, path: str) -> str | None:
     """``shutil.which(name, path=path)`` for a bare name, without importing shutil
     (and bz2, lzma, zlib with it) on the run path."""
@@ -311,37 +373,17 @@ def which(name: str, path: str) -> str | None:
 def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFacts:
     """System facts. Cheap by default (run hot path); ``full`` for doctor."""
     env = os.environ if env is None else env
-    import pwd
-
-    from ringfence.rfcore import credentials
-    from ringfence.rfcore.paths import pattern_cache_dir, private_dirs, state_dir, tooling_dir
-
     uid, gid = os.getuid(), os.getgid()
-    try:
-        pw_home = os.path.abspath(pwd.getpwuid(uid).pw_dir)
-    except KeyError:
-        pw_home = ""
-    home = env.get("HOME") or pw_home
-    others = tuple(h for h in (pw_home,) if h and h != os.path.abspath(home)
-                   and os.path.realpath(h) != os.path.realpath(home))
+    from .envfacts import env_facts
+
+    fixed = env_facts(uid, env)
     path = env.get("PATH", os.defpath)
     bwrap = which("bwrap", path)
     plausible, detail, restricted = _userns_sysctls()
     facts = HostFacts(
-        uid=uid, gid=gid, home=os.path.abspath(home), arch=os.uname().machine,
-        python=_relay_python(), python_prefix=os.path.realpath(sys.base_prefix),
-        bwrap=bwrap, env_names=tuple(sorted(env)), ca_files=ca_files(env),
-        private_dirs=private_dirs(env), mask_cache=pattern_cache_dir(env),
-        tooling_default=tooling_dir(env),
-        xdg=tuple((v, env[v]) for v in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME",
-                                         "XDG_STATE_HOME", "GIT_CONFIG_GLOBAL",
-                                         "GIT_CONFIG_SYSTEM") if env.get(v)),
-        credential_paths=tuple(dict.fromkeys(
-            [p for p, _ in credentials.locations(os.path.abspath(home), env)]
-            + [p for h in others for p, _ in credentials.locations(h, {})])),
-        other_homes=others,
-        secret_env=credentials.secret_valued(env),
-        mask_key=os.path.join(state_dir(env), "mask.key"),
+        uid=uid, gid=gid, arch=os.uname().machine,
+        python=_relay_python(), python_prefix=_python_prefix(),
+        bwrap=bwrap, ca_files=ca_files(env), **fixed,
         seccomp=_seccomp_in_kernel(), userns=plausible if uid != 0 else True,
         userns_detail=detail, apparmor_userns_restricted=restricted)
     if not full:

@@ -55,7 +55,10 @@ def execute(req, ledger, deps, streams, run_id, keys, approval_id=None, approved
     # (ringfence/staging/settle.py); only a run that was not staged falls back to this.
     before = None
     started = time.monotonic()
+    from ringfence.compiler.limits import prime_attach
+
     try:
+        prime_attach()      # as root: the run's cgroup join finds the kernel's lock warm
         result = _call_runner(req, deps, streams, keys,
                               approved=approved or approval_id is not None,
                               on_ran=_on_ran(ledger, run_id, started, approval_id))
