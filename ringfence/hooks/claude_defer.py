@@ -13,7 +13,9 @@ for the same call and gets the decision:
 * once / session / always -> ``allow``: the approval is claimed
   (``pending.claim``, the grants of ``gate.grant_items``: for an ask rule or an
   irreversible action only the exact command); with ``--wrap`` the answer carries
-  a fresh consent token for the rewrite, bound to the ask as an ask's is;
+  a fresh consent token for the rewrite, bound to the ask as an ask's is. The run
+  is handed over (``hook_defer.hand_over``: ``running``, no pid), never
+  ``completed`` here: Claude Code runs it, and its Post says how it ended;
 * deny -> ``deny``, with who denied it;
 * undecided -> ``defer`` again, same approval id;
 * expired (``hook_defer.TTL``), or resumed in another directory or under a changed
@@ -185,10 +187,12 @@ class _Call:
         note = f"approval {aid} decided `{scope}` by {found['d_by'] or '?'}; {granted}"
 
         def _claimed(c, claimed) -> None:
-            self.ledger.append_event_tx(
-                c, claimed.run_id, "completed", approval_id=claimed.id,
-                note=f"{scope} by {found['d_by'] or '?'}: allowed to Claude Code "
-                     f"(tool_use_id {self.tid}), which runs it")
+            # Claude Code runs it, not ringfence: a hand-over, not an outcome. Its
+            # Post (claude_events.after) or the clock (hook_defer.expire_stale) ends it.
+            hd.hand_over(self.ledger, c, claimed.run_id, claimed.id,
+                         f"{scope} by {found['d_by'] or '?'}: allowed to Claude Code "
+                         f"(tool_use_id {self.tid}), which runs it; waiting for Claude "
+                         "Code to report the result")
             hd.reopen(c, found["session"], found["tool_use_id"],
                       wrapped=updated["command"] if updated else None, run_text=run_text,
                       consent_digest=token_digest(consent) if consent else None)

@@ -5,7 +5,12 @@
   a deferred ask (``--headless``) was granted by its approval, so its Post grants nothing.
   The grant items were fixed at Pre time (``gate.grant_items``: a key, or for an ask
   rule or irreversible action its exact argv; ``[sandbox] `` when the call ran in a
-  sandbox).
+  sandbox). A deferred call's run, handed to Claude Code when it was allowed, ends
+  with what Claude Code reports (:func:`_reported`): PostToolUse ``completed``
+  (``failed`` if its ``tool_response`` says ``interrupted`` or has a non-zero
+  ``exit_code``/``exitCode``), PostToolUseFailure ``failed`` (the exit status from
+  its ``error``, "Exit code N", ``is_interrupt``), PermissionDenied ``denied``; a
+  Post for another command ends it ``aborted`` (the approved one's result is unknown).
 * ``PermissionDenied`` settles the ask as denied (auto mode only: Claude Code sends
   nothing when a person answers No in the dialog, so an unanswered ask expires
   after ``store.ASK_TTL`` and a later Pre of the same command supersedes it).
@@ -18,7 +23,7 @@ Runs on every agent call: stdlib + tree-sitter + our packages only.
 
 from __future__ import annotations
 
-from .claude_common import DENIED, PERM, _command, _load, _reason, _str
+from .claude_common import DENIED, FAIL, PERM, _command, _load, _reason, _str
 
 
 def after(payload, event, led) -> None:
@@ -63,11 +68,63 @@ def after(payload, event, led) -> None:
                         "here: approved for this call only")
         elif outcome == "denied":
             decision = "denied"
+        if ask is not None and ask.get("approval_id"):     # a deferred call's result
+            from ringfence.ledger.hook_defer import report
+            from ringfence.ledger.hook_rows import ran_as_asked
+
+            if outcome == "expired" and not ran_as_asked(ask, command):
+                outcome = "mismatch"        # late, and another command: not its result
+            state, why, result = _reported(payload, event, outcome)
+            run_id = report(ledger, c, ask["approval_id"], state, why, **result)
+            if run_id is not None:
+                note = f"{note + '; ' if note else ''}run {run_id}: {state}, {why}"
         record_event(ledger, event=event, session=sid, tool_use_id=tid, tool_name="Bash",
                      command=command, decision=decision, reasons=(),
                      verdict=ask["verdict"] if ask else None,
                      keys=granted, profile=ask["profile"] if ask else None,
                      note=note, conn=c)
+
+
+def _reported(payload, event, outcome) -> tuple[str, str, dict]:
+    """(state, note, result fields) of what Claude Code reported for an allowed call."""
+    from ringfence.ledger.store import storable
+
+    said = f"reported by Claude Code ({event})"
+    if outcome == "mismatch":
+        return "aborted", (f"{said} for another command under this tool_use_id: the "
+                           "approved command's result is unknown"), {}
+    if event == DENIED:
+        return "denied", f"{said}: it refused the call after ringfence allowed it", {}
+    result: dict = {}
+    if event == FAIL:
+        error = _str(payload, "error")
+        if payload.get("is_interrupt") is True:
+            result["outcome"] = "interrupted"
+        if error:
+            import re
+
+            m = re.match(r"Exit code (-?[0-9]{1,9})\b", error)
+            if m:
+                result["exit_code"] = int(m.group(1))
+            result["stderr_tail"] = storable(error)
+            first = error.strip().splitlines()[0][:200] if error.strip() else ""
+            said += f": {storable(first)}" if first else ""
+        return "failed", said, result
+    response = payload.get("tool_response")
+    response = response if isinstance(response, dict) else {}
+    for key in ("stdout", "stderr"):
+        if isinstance(response.get(key), str) and response[key]:
+            result[f"{key}_tail"] = storable(response[key])
+    code = next((v for k in ("exit_code", "exitCode") if type(v := response.get(k)) is int
+                 and -2**31 <= v < 2**31), None)
+    if code is not None:
+        result["exit_code"] = code
+    if response.get("interrupted") is True:
+        result["outcome"] = "interrupted"
+        return "failed", f"{said}: interrupted", result
+    if code:
+        return "failed", f"{said}: exit status {code}", result
+    return "completed", said, result
 
 
 def _grant(ledger, items, rf_session) -> tuple[list[str], str]:

@@ -14,11 +14,25 @@ One deferred call, start to end:
    the same call. :func:`find` returns its deferred ask (same Claude session and
    ``tool_use_id``, else the same session and command) with the approval's state.
 
+4. The resumed call is allowed (the approval is claimed): Claude Code runs it, not
+   ringfence, so the run records a hand-over, not an outcome (:func:`hand_over`): state
+   ``running`` with no pid. ``ledger.store`` judges a ``running`` run by its process;
+   one without a pid has none of ours to watch, so it is never taken for a crashed
+   ringfence process. ``waiting_for_approval`` would say a person is still needed,
+   and ``completed`` would claim a result nobody has seen.
+5. Claude Code reports the result: the call's PostToolUse (``completed``, or ``failed``
+   when the response says interrupted or carries a non-zero exit status),
+   PostToolUseFailure (``failed``), PermissionDenied (``denied``), matched by Claude
+   session and ``tool_use_id`` through the ask's ``approval_id`` (:func:`report`).
+
 Clocks (the hook's ``ASK_TTL``, 15 minutes): an undecided approval expires that long
 after the defer, and a decision that long after it was made if no resumed call used
 it. An expired approval is ``expired`` (its run ``aborted``), and the call's next
-PreToolUse defers anew under a new id. :func:`expire_stale` sweeps them
-(``approvals list``, ``approve``), :func:`expire` one.
+PreToolUse defers anew under a new id. A call allowed that long ago whose result
+never came (the session was interrupted) ends ``aborted``, saying so: Claude Code's
+Bash calls stop after 10 minutes at most, so a report would have come. :func:`expire_stale`
+sweeps both (``approvals list``, ``approve``, and the writable opens of ``ledger
+list/show/export``), :func:`expire` ends one pending approval.
 """
 
 from __future__ import annotations
@@ -82,24 +96,69 @@ def expire(ledger: Ledger, conn, approval_id: str, run_id: str, why: str) -> boo
     return True
 
 
+_STALE = ("SELECT a.id, a.run_id, d.decided_at AS d_at FROM approvals a "
+          "LEFT JOIN decisions d ON d.approval_id = a.id "
+          "WHERE a.status = 'pending' AND a.where_ = ? AND "
+          "((d.decided_at IS NULL AND a.created_at <= ?) OR d.decided_at <= ?)")
+# Allowed (claimed: ``decided_at`` is the allow) and still handed over, past the clock.
+_UNREPORTED = ("SELECT a.id, a.run_id FROM approvals a JOIN run_events e ON "
+               "e.run_id = a.run_id WHERE a.status = 'approved' AND a.where_ = ? AND "
+               "a.decided_at <= ? AND e.state = 'running' AND e.pid IS NULL AND "
+               "e.seq = (SELECT MAX(seq) FROM run_events WHERE run_id = a.run_id)")
+NEVER_REPORTED = ("allowed, but Claude Code never reported a result within 15 minutes "
+                  "(no PostToolUse or PostToolUseFailure: the session was interrupted or "
+                  "never resumed past it); whether it ran, and how it ended, is unknown")
+
+
 def expire_stale(ledger: Ledger, now: float | None = None) -> list[str]:
-    """Expire every deferred approval past its clock; returns their ids."""
+    """Expire every deferred approval past its clock (returns their ids), and end
+    ``aborted`` every allowed call whose result Claude Code never reported."""
     now = time.time() if now is None else now
-    sql = ("SELECT a.id, a.run_id, d.decided_at AS d_at FROM approvals a "
-           "LEFT JOIN decisions d ON d.approval_id = a.id "
-           "WHERE a.status = 'pending' AND a.where_ = ? AND "
-           "((d.decided_at IS NULL AND a.created_at <= ?) OR d.decided_at <= ?)")
-    if ledger.conn.execute(sql, (WHERE, now - TTL, now - TTL)).fetchone() is None:
+    args = (WHERE, now - TTL, now - TTL)
+    conn = ledger.conn
+    if (conn.execute(_STALE, args).fetchone() is None
+            and conn.execute(_UNREPORTED, args[:2]).fetchone() is None):
         return []
     gone = []
-    with transaction(ledger.conn) as c:
-        for r in c.execute(sql, (WHERE, now - TTL, now - TTL)).fetchall():
+    with transaction(conn) as c:
+        for r in c.execute(_STALE, args).fetchall():
             why = ("expired: decided, but no resumed call used the decision within 15 "
                    "minutes" if r["d_at"] is not None else
                    "expired: not decided within 15 minutes of the defer")
             if expire(ledger, c, r["id"], r["run_id"], why):
                 gone.append(r["id"])
+        for r in c.execute(_UNREPORTED, args[:2]).fetchall():
+            if _handed_over(c, r["run_id"]):            # re-checked under the write lock
+                ledger.append_event_tx(c, r["run_id"], "aborted", approval_id=r["id"],
+                                       note=NEVER_REPORTED)
     return gone
+
+
+def hand_over(ledger: Ledger, conn, run_id: str, approval_id: str, note: str) -> None:
+    """The resumed call is allowed: Claude Code runs it. Its run is ``running`` with no
+    pid (no ringfence process holds it) until :func:`report` or the clock ends it."""
+    ledger.append_event_tx(conn, run_id, "running", approval_id=approval_id, pid=None,
+                           note=note)
+
+
+def report(ledger: Ledger, conn, approval_id: str, state: str, note: str,
+           **result: object) -> str | None:
+    """End the run of an allowed deferred call with what Claude Code reported (inside
+    the caller's transaction). Returns the run id, or None when the run was no longer
+    handed over (already reported, or ended by the clock): a run ends once."""
+    row = conn.execute("SELECT run_id FROM approvals WHERE id=? AND where_=?",
+                       (storable(approval_id), WHERE)).fetchone()
+    if row is None or not _handed_over(conn, row["run_id"]):
+        return None
+    ledger.append_event_tx(conn, row["run_id"], state, approval_id=approval_id, note=note,
+                           **result)
+    return row["run_id"]
+
+
+def _handed_over(conn, run_id: str) -> bool:
+    last = conn.execute("SELECT state, pid FROM run_events WHERE run_id=? ORDER BY seq DESC "
+                        "LIMIT 1", (run_id,)).fetchone()
+    return last is not None and last["state"] == "running" and last["pid"] is None
 
 
 def reopen(conn, session: str, tool_use_id: str, *, wrapped: str | None,

@@ -121,13 +121,17 @@ def settle_ask(conn, session: str, tool_use_id: str, *, command: str | None,
         return "expired", dict(row, keys=json.loads(row["keys"]))
     ask = dict(row)
     ask["keys"] = json.loads(ask["keys"])
-    match = command is not None and (storable(command) == ask["command"] or
-                                     storable(redact(command)) == ask["wrapped"])
-    outcome = status_if_match if match else "mismatch"
+    outcome = status_if_match if ran_as_asked(ask, command) else "mismatch"
     conn.execute("UPDATE hook_asks SET status=?, decided_at=? WHERE session=? AND "
                  "tool_use_id=? AND status='asked'",
                  (outcome, time.time(), ask["session"], ask["tool_use_id"]))
     return outcome, ask
+
+
+def ran_as_asked(ask: dict, command: str | None) -> bool:
+    """Is ``command`` (a Post's) the one asked about, as asked or its --wrap rewrite?"""
+    return command is not None and (storable(command) == ask["command"] or
+                                    storable(redact(command)) == ask["wrapped"])
 
 
 def ask_for_request(conn, session: str, command: str) -> dict | None:

@@ -67,16 +67,25 @@ def open_readonly(path: str) -> Ledger:
 
 def open_for_reading(env=None) -> Ledger:
     """The ledger as read commands want it: writable when it can be (so dead runs are
-    marked aborted), else read-only."""
+    marked aborted, and deferred Claude Code calls past their clock end: ``hook_defer``),
+    else read-only."""
     from .store import default_path
 
     path = str(default_path(env))
     if not os.path.exists(path) or writable(path):    # none yet: create it, as before
         try:
-            return Ledger(env=env)
+            led = Ledger(env=env)
         except LedgerError as exc:
             text = str(exc)
             if not os.path.exists(path) or not any(
                     w in text for w in ("readonly", "read-only", "full", "disk I/O")):
                 raise       # a full disk or a read-only one: still readable below
+        else:
+            from .hook_defer import expire_stale
+
+            try:
+                expire_stale(led)
+            except (LedgerError, sqlite3.Error):
+                pass        # busy or full: the read shows what is recorded; the next open ends them
+            return led
     return open_readonly(path)

@@ -11,7 +11,8 @@ States (SPEC §5): ``completed``, ``failed``, ``waiting_for_approval``,
 ``waiting_for_approval`` is a resting state: a run waiting for a person is never
 reported as stopped, failed or aborted. Only ``running`` is transient: when its
 process is gone (SIGKILL, power loss) the run is *reported* ``aborted``, and the
-next open of the ledger appends the ``aborted`` event for it.
+next open of the ledger appends the ``aborted`` event for it. A ``running`` with no
+pid has no process of ours to watch: run by Claude Code, it ends as ``hook_defer`` says.
 
 The database is injectable: a path, an open ``sqlite3.Connection`` or
 ``":memory:"``; by default ``$RINGFENCE_HOME/ledger.db``, else
@@ -123,7 +124,6 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise     # sqlite3.Error: the CLI says it as one line (rfcore.errors.ledger_write_error)
 
 
-
 def tail(data: bytes | str | None, limit: int = TAIL_BYTES) -> str | None:
     if data is None:
         return None
@@ -162,11 +162,12 @@ class RunRecord:
 
     @property
     def state(self) -> str:
-        """The latest event's state; a dead `running` reads as `aborted`."""
+        """The latest event's state; a dead `running` (with a pid) reads as `aborted`."""
         last = self.events[-1] if self.events else None
         if last is None:
             return "aborted"
-        if last["state"] in TRANSIENT_STATES and not _alive(last["pid"], last["pid_start"]):
+        if (last["state"] in TRANSIENT_STATES and last["pid"] is not None
+                and not _alive(last["pid"], last["pid_start"])):
             return "aborted"
         return last["state"]
 
@@ -295,8 +296,8 @@ class Ledger:
     def recover(self) -> list[str]:
         """Append `aborted` to every run whose latest event is a dead `running`."""
         rows = self.conn.execute("""SELECT e.run_id, e.pid, e.pid_start FROM run_events e
-            WHERE e.state IN ('running') AND e.seq = (SELECT MAX(seq) FROM run_events
-            WHERE run_id = e.run_id)""").fetchall()
+            WHERE e.state IN ('running') AND e.pid IS NOT NULL AND e.seq = (SELECT
+            MAX(seq) FROM run_events WHERE run_id = e.run_id)""").fetchall()
         dead = [r["run_id"] for r in rows if not _alive(r["pid"], r["pid_start"])]
         if not dead:
             return []

@@ -306,6 +306,128 @@ def test_a_deferred_call_is_never_executed_by_the_approvers_api(env):
     assert rows(env, "SELECT status FROM approvals") == [{"status": "pending"}]
 
 
+# --- the outcome: what Claude Code reports, never assumed at allow time -------------------
+
+def _allowed(env, command, tid):
+    """Defer, approve elsewhere, resume: the call is allowed. (approval id, run id)."""
+    ident = approval_id(pre(env, command, tid=tid))
+    assert cli(env, "approve", ident, "--defer").returncode == 0
+    out = pre(env, command, tid=tid)
+    assert out["permissionDecision"] == "allow", out
+    [a] = rows(env, "SELECT run_id FROM approvals WHERE id=?", ident)
+    return ident, a["run_id"]
+
+
+def _events(env, run_id):
+    return rows(env, "SELECT state, pid, exit_code, stdout_tail, stderr_tail, outcome, note "
+                     "FROM run_events WHERE run_id=? ORDER BY seq", run_id)
+
+
+def _shown(env, run_id) -> dict:
+    r = cli(env, "ledger", "show", run_id, "--json")      # a writable open: recovers, sweeps
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def post(env, command, tid, event="PostToolUse", **fields):
+    p = payload(env, command, tid=tid, event=event)
+    p.update(fields)
+    assert hook(env, p, "--headless") is None
+
+
+def test_an_allowed_call_is_running_in_claude_code_not_completed(env):
+    """ringfence did not run it and does not know how it ended: the allow records a
+    hand-over, not an outcome, and no dead-run logic mistakes it for a crash."""
+    ident, run_id = _allowed(env, "make test", "toolu_x1")
+    *_, last = _events(env, run_id)
+    assert (last["state"], last["pid"], last["exit_code"]) == ("running", None, None)
+    assert "waiting for Claude Code to report the result" in last["note"]
+    for _ in range(2):                  # every open recovers dead runs; this one is not
+        run = _shown(env, run_id)
+        assert (run["kind"], run["state"]) == ("claude-code", "running")
+    assert [e["state"] for e in _events(env, run_id)] == ["waiting_for_approval", "running"]
+    assert json.loads(cli(env, "approvals", "list", "--json").stdout) == []
+    r = cli(env, "ledger", "list", "--state", "completed", "--json")
+    assert json.loads(r.stdout) == []
+    [listed] = json.loads(cli(env, "ledger", "list", "--state", "running", "--json").stdout)
+    assert listed["id"] == run_id
+
+
+def test_a_post_records_completed_as_reported_by_claude_code(env):
+    _, run_id = _allowed(env, "make test", "toolu_x2")
+    post(env, "make test", "toolu_x2", tool_response={
+        "stdout": "all 12 passed\n", "stderr": "", "interrupted": False, "isImage": False})
+    *_, last = _events(env, run_id)
+    assert last["state"] == "completed"
+    assert last["note"].startswith("reported by Claude Code (PostToolUse)")
+    assert last["stdout_tail"] == "all 12 passed\n"
+    assert last["exit_code"] is None            # Claude Code's Post carries no status
+    assert _shown(env, run_id)["state"] == "completed"
+    assert rows(env, "SELECT status FROM hook_asks") == [{"status": "approved"}]
+    # A second Post for the call changes nothing: the ask and the run are settled.
+    post(env, "make test", "toolu_x2", event="PostToolUseFailure", error="Exit code 1")
+    assert [e["state"] for e in _events(env, run_id)] == [
+        "waiting_for_approval", "running", "completed"]
+
+
+def test_an_interrupted_or_non_zero_post_is_failed(env):
+    _, run_id = _allowed(env, "make test", "toolu_x3")
+    post(env, "make test", "toolu_x3", tool_response={
+        "stdout": "", "stderr": "^C", "interrupted": True})
+    *_, last = _events(env, run_id)
+    assert (last["state"], last["outcome"], last["stderr_tail"]) == (
+        "failed", "interrupted", "^C")
+    assert "reported by Claude Code (PostToolUse)" in last["note"]
+    _, run_id = _allowed(env, "make lint", "toolu_x4")
+    post(env, "make lint", "toolu_x4", tool_response={"stdout": "", "stderr": "e",
+                                                       "exit_code": 3})
+    *_, last = _events(env, run_id)
+    assert (last["state"], last["exit_code"]) == ("failed", 3)
+
+
+def test_a_post_tool_use_failure_records_failed(env):
+    _, run_id = _allowed(env, "make test", "toolu_x5")
+    post(env, "make test", "toolu_x5", event="PostToolUseFailure",
+         error="Exit code 2\nmake: *** [test] Error 2", is_interrupt=False)
+    *_, last = _events(env, run_id)
+    assert (last["state"], last["exit_code"], last["outcome"]) == ("failed", 2, None)
+    assert last["note"].startswith("reported by Claude Code (PostToolUseFailure): Exit code 2")
+    assert last["stderr_tail"] == "Exit code 2\nmake: *** [test] Error 2"
+    assert _shown(env, run_id)["state"] == "failed"
+    [ev] = rows(env, "SELECT decision, note FROM hook_events WHERE event='PostToolUseFailure'")
+    assert ev["decision"] == "approved" and f"run {run_id}: failed" in ev["note"]
+
+
+def test_a_post_for_another_command_does_not_report_the_approved_one(env):
+    _, run_id = _allowed(env, "make test", "toolu_x6")
+    post(env, "make install", "toolu_x6", tool_response={"stdout": "", "stderr": ""})
+    *_, last = _events(env, run_id)
+    assert last["state"] == "aborted", last        # not completed: that is not what ran
+    assert "another command" in last["note"]
+
+
+def test_no_report_within_the_window_ends_it_aborted_not_completed(env):
+    _, run_id = _allowed(env, "make test", "toolu_x7")
+    # 15 minutes after the allow (the claim) with no Post: the session was interrupted.
+    sql(env, "UPDATE approvals SET decided_at = decided_at - 3600 WHERE run_id=?", run_id)
+    run = _shown(env, run_id)                           # ledger show sweeps, as list does
+    assert run["state"] == "aborted"
+    *_, last = _events(env, run_id)
+    assert last["state"] == "aborted"
+    assert "allowed, but Claude Code never reported a result" in last["note"]
+    # A Post that comes after all changes nothing on the run, and grants nothing.
+    post(env, "make test", "toolu_x7", tool_response={"stdout": "", "stderr": ""})
+    assert [e["state"] for e in _events(env, run_id)] == [
+        "waiting_for_approval", "running", "aborted"]
+    assert rows(env, "SELECT * FROM grants") == []
+    # A late report that comes before anything ended the run is still its result.
+    _, run_id = _allowed(env, "make lint", "toolu_x8")
+    sql(env, "UPDATE hook_asks SET at = at - 3600 WHERE tool_use_id='toolu_x8'")
+    post(env, "make lint", "toolu_x8", event="PostToolUseFailure", error="Exit code 1")
+    *_, last = _events(env, run_id)
+    assert (last["state"], last["exit_code"]) == ("failed", 1)
+
+
 # --- --wrap: the rewrite and its consent after the resume --------------------------------
 
 @pytest.mark.sandbox
