@@ -24,8 +24,12 @@ from .spec import Broker, Note, Rlimit, SandboxSpec, Sanitized, Stage
 from .supervise import ExecResult, supervise, warn
 
 
-def _rlimit_fn(spec: SandboxSpec, skip: tuple[str, ...] = (), nproc_extra: int = 0):
-    limits = [r for r in spec.of(Rlimit) if r.kind not in skip and r.kind != "stage"]
+def _rlimit_fn(spec: SandboxSpec, values: dict | None = None):
+    """The child's setrlimit step: the spec's rlimits, with ``values`` in place of the
+    spec's where given (None drops one; compiler/limits.py RunLimits.rlimits)."""
+    values = values or {}
+    limits = [(r.kind, values.get(r.kind, r.value)) for r in spec.of(Rlimit)
+              if r.kind != "stage" and values.get(r.kind, r.value) is not None]
     if not limits:
         return None
     import resource
@@ -33,14 +37,12 @@ def _rlimit_fn(spec: SandboxSpec, skip: tuple[str, ...] = (), nproc_extra: int =
     names = {"as": resource.RLIMIT_AS, "nproc": resource.RLIMIT_NPROC,
              "fsize": resource.RLIMIT_FSIZE}
     pairs = []
-    for r in limits:
+    for kind, want in limits:
         # Never above the hard limit we already have: raising it needs a privilege
         # an unprivileged user lacks, and setrlimit in the child would fail after
         # fork (an internal error). Lowering is always allowed.
-        hard = resource.getrlimit(names[r.kind])[1]
-        want = r.value + (nproc_extra if r.kind == "nproc" else 0)
-        value = want if hard == resource.RLIM_INFINITY else min(want, hard)
-        pairs.append((names[r.kind], value))
+        hard = resource.getrlimit(names[kind])[1]
+        pairs.append((names[kind], want if hard == resource.RLIM_INFINITY else min(want, hard)))
 
     def apply() -> None:   # in the child, before exec of bwrap; inherited inside
         for kind, value in pairs:
@@ -65,13 +67,6 @@ def _checked_timeout(timeout):
                            f"not {str(timeout)[:24]!r}; nothing was run (RF550)",
                            hint="pass a finite number of seconds")
     return float(timeout)
-
-
-def _run_limits(spec: SandboxSpec):
-    from .limits import RunLimits
-
-    by = {r.kind: r.value for r in spec.of(Rlimit)}
-    return RunLimits(by.get("nproc"), by.get("as"), stage=by.get("stage"))
 
 
 def _no_cgroup(lims, degradations: list[Note]) -> None:
@@ -259,14 +254,13 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
         bargv[1:1] = ["--args", str(env_fd)]
         for note in degradations[len(recovered) + len(spec.notes):]:
             warn(note)
-        lims = _run_limits(spec)
+        from .limits import RunLimits
+
+        lims = RunLimits.of(spec)
         _no_cgroup(lims, degradations)
         if stage is not None:
             lims.watch_stage(stage.upper)
-        # A memory cgroup caps memory itself: then no address-space rlimit, which
-        # breaks runtimes that reserve large virtual ranges (V8, the JVM, Go).
-        pre = _rlimit_fn(spec, skip=("as",) if "memory" in lims.enforced else (),
-                         nproc_extra=lims.nproc_extra())
+        pre = _rlimit_fn(spec, lims.rlimits())      # no RLIMIT_AS under a memory cgroup
         if stage is not None:
             pre = staging.preexec(stage, stage_w, then=pre)
         pre = lims.preexec(then=pre)        # first: nothing of the run escapes it
@@ -328,7 +322,8 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
             stage.remove()      # the command never ran (or we were interrupted)
     return _with(result, network_decisions=decisions, stage=stage,
                  stage_min_free=lims.stage_min_free if lims is not None else None,
-                 degradations=result.degradations + late, secret_hits=hits)
+                 degradations=result.degradations + lims.after(result) + late,
+                 secret_hits=hits)
 
 
 def _with(result: ExecResult, **changes) -> ExecResult:

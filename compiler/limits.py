@@ -13,13 +13,16 @@ gets its own, child of ringfence's own cgroup:
   the stage's user namespace), so nothing of the sandbox escapes it;
 * when the run ends, whatever is left in it is SIGKILLed and the cgroup removed.
 
-Where no cgroup can be made (an unprivileged user without delegation), the
-rlimits stay the hard cap (``RLIMIT_NPROC`` does apply to non-root) and the watch
-counts the processes in the sandbox's pid namespace instead.
+Where no cgroup can be made (an unprivileged user without delegation),
+``RLIMIT_NPROC`` is the hard cap on pids (it does apply to non-root) and the watch
+counts the processes in the sandbox's pid namespace; memory is ringfence's own sum of
+the sandbox's resident memory and tmpfs use (compiler/memwatch.py), with RLIMIT_AS at
+``AS_BACKSTOP`` x the cap as a per-process backstop.
 
-The watch (polled by the supervisor a few times a second) reports "pids" when the
-count reached the limit (``pids.events`` ``max`` > 0, or the namespace count) and
-"memory" when the kernel OOM-killed a process of the run; the supervisor then kills
+The watch (polled by the supervisor a few times a second, and once more when the run
+ends) reports "pids" when the count reached the limit (``pids.events`` ``max`` > 0, or
+the namespace count) and "memory" when the kernel OOM-killed a process of the run or
+the sum (or, at the end, a process's peak) passed the cap; the supervisor then kills
 the whole sandbox and the run is recorded as ``limit``.
 """
 
@@ -28,9 +31,11 @@ from __future__ import annotations
 import os
 import signal
 
+from .memwatch import AS_BACKSTOP, MemoryWatch, ns_pids
+
 _CG = "/sys/fs/cgroup"
 # Processes of the sandbox that are not the command's: the outer bwrap and bwrap's
-# init (pid 1 of the sandbox's pid namespace, counted by _ns_count).
+# init (pid 1 of the sandbox's pid namespace, among _ns_pids).
 _SANDBOX_OWN = 2
 
 
@@ -164,8 +169,21 @@ class RunLimits:
         self.pids_dir = self.mem_dir = None
         self.v2 = False
         self.pidns: str | None = None
+        self.mem: MemoryWatch | None = None     # the count without a memory cgroup
         if pids is None and memory is None:
             return
+        self._cgroups(pids, memory)
+        if memory is not None and self.mem_dir is None:
+            self.mem = MemoryWatch(memory)
+
+    @classmethod
+    def of(cls, spec) -> "RunLimits":
+        from .spec import Rlimit
+
+        by = {r.kind: r.value for r in spec.of(Rlimit)}
+        return cls(by.get("nproc"), by.get("as"), stage=by.get("stage"))
+
+    def _cgroups(self, pids: int | None, memory: int | None) -> None:
         name = f"ringfence-{os.getpid()}-{os.urandom(4).hex()}"
         own = _own_paths()
         v2 = _v2_mount()
@@ -232,12 +250,32 @@ class RunLimits:
         self.stage_at, self.stage_free0 = upper, st.f_bavail * st.f_frsize
         self.stage_min_free = self.stage_free0
 
-    def nproc_extra(self) -> int:
-        """RLIMIT_NPROC counts every task of the user (root is exempt): what to add to
-        ``pids`` so only the command's own processes count against it."""
-        if os.geteuid() == 0 or self.pids is None:
-            return 0
-        return own_tasks() + _SANDBOX_OWN
+    def rlimits(self) -> dict[str, int | None]:
+        """The rlimits the child gets where they are not the spec's values (None: not
+        set). RLIMIT_NPROC counts every task of the user (root is exempt): ``pids``
+        plus those, so only the command's own processes count against it. RLIMIT_AS:
+        none under a memory cgroup (it breaks runtimes that reserve large virtual
+        ranges: V8, the JVM, Go); else a backstop at AS_BACKSTOP x the cap, above
+        which the watch's sum normally fires first (compiler/memwatch.py)."""
+        out: dict[str, int | None] = {}
+        if self.pids is not None and os.geteuid() != 0:
+            out["nproc"] = self.pids + own_tasks() + _SANDBOX_OWN
+        if self.memory is not None:
+            out["as"] = None if self.mem_dir else self.memory * AS_BACKSTOP
+        return out
+
+    def after(self, result) -> tuple:
+        """Notes on how the run ended that only the limits can tell (RF629: a failure
+        that the address-space backstop may explain), printed and returned."""
+        if self.mem is None or result.limit or not result.sandboxed:
+            return ()
+        note = self.mem.backstop_note(result.exit_code, result.stderr_tail)
+        if note is None:
+            return ()
+        from .supervise import warn
+
+        warn(note)
+        return (note,)
 
     def no_cgroup_note(self):
         """RF626 when a pids or memory limit has no cgroup: weaker limits are never
@@ -250,8 +288,9 @@ class RunLimits:
 
         return Note("RF626", f"no cgroup for the run ({', '.join(missing)}): pids are "
                              "RLIMIT_NPROC and a count of the sandbox's pid namespace; "
-                             "memory is RLIMIT_AS per process and sized tmpfs mounts "
-                             "(docs/sandbox.md)")
+                             "memory is ringfence's polled sum of the sandbox's memory and "
+                             f"tmpfs use, RLIMIT_AS at {AS_BACKSTOP} x the cap per process, "
+                             "and sized tmpfs mounts (docs/sandbox.md)")
 
     @property
     def enforced(self) -> tuple[str, ...]:
@@ -276,9 +315,11 @@ class RunLimits:
                 then()
         return join
 
-    def watch(self, child_pid: int | None) -> str | None:
+    def watch(self, child_pid: int | None, peak: int | None = None) -> str | None:
         """"pids", "memory" or "stage" once a limit was hit, else None. Cheap: a few
-        reads and one statvfs."""
+        reads and one statvfs; without cgroups one scan of /proc and a status read per
+        sandbox process. ``peak``: when the run has ended, its largest process's peak
+        resident set (bytes)."""
         if self.stage_at is not None:
             try:
                 st = os.statvfs(self.stage_at)
@@ -298,26 +339,23 @@ class RunLimits:
         if self.pids_dir:
             if _counter(_read(os.path.join(self.pids_dir, "pids.events")), "max"):
                 return "pids"
-        elif self.pids is not None and child_pid:
-            # The command's processes: the namespace's, but bwrap's init.
-            if self._ns_count(child_pid) - 1 >= self.pids:
-                return "pids"
+        procs = self._ns_pids(child_pid) if child_pid and (
+            self.mem is not None or (self.pids is not None and not self.pids_dir)) else []
+        # The command's processes: the namespace's, but bwrap's init.
+        if self.pids is not None and not self.pids_dir and len(procs) - 1 >= self.pids:
+            return "pids"
+        if self.mem is not None:
+            if self.mem.peak_over(peak) or (procs and self.mem.over(child_pid, procs)):
+                return "memory"
         return None
 
-    def _ns_count(self, child_pid: int) -> int:
+    def _ns_pids(self, child_pid: int) -> list[int]:
         if self.pidns is None:
             try:
                 self.pidns = os.readlink(f"/proc/{child_pid}/ns/pid")
             except OSError:
-                return 0
-        n = 0
-        for name in os.listdir("/proc"):
-            if name.isdigit():
-                try:
-                    n += os.readlink(f"/proc/{name}/ns/pid") == self.pidns
-                except OSError:
-                    pass
-        return n
+                return []
+        return ns_pids(self.pidns)
 
     def close(self) -> None:
         """Kill whatever is left in the run's cgroup(s), then remove them."""

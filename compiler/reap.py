@@ -40,15 +40,18 @@ class Subreaper:
             self._libc.prctl(self.PR_SET, 0, 0, 0, 0)
         self._on = False
 
-    def reap(self, pid: int | None) -> None:
+    def reap(self, pid: int | None) -> int | None:
+        """Reap the init; its peak resident set (bytes, wait4's ``ru_maxrss``: its own
+        or its reaped descendants', the command's among them), if we reaped it."""
         try:
             if pid is not None and self._on:
-                _reap(pid)
+                return _reap(pid)
+            return None
         finally:
             self.release()
 
 
-def _reap(pid: int, grace: float = 5.0) -> None:
+def _reap(pid: int, grace: float = 5.0) -> int | None:
     """Wait for ``pid`` if it is our child; SIGKILL it after ``grace`` seconds.
 
     Only a pid that waitpid says is our own, not yet reaped child is ever
@@ -56,19 +59,20 @@ def _reap(pid: int, grace: float = 5.0) -> None:
     pid). The wait is a poll on a pidfd, so it ends the instant the init exits.
     """
     try:
-        done, _ = os.waitpid(pid, os.WNOHANG)
+        done, _, usage = os.wait4(pid, os.WNOHANG)
     except ChildProcessError:
-        return                  # reaped by bwrap itself, or never ours
+        return None             # reaped by bwrap itself, or never ours
     if done:
-        return
+        return usage.ru_maxrss * 1024
     _wait_exit(pid, grace)
     try:
-        done, _ = os.waitpid(pid, os.WNOHANG)
+        done, _, usage = os.wait4(pid, os.WNOHANG)
         if not done:
             os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+            _, _, usage = os.wait4(pid, 0)
+        return usage.ru_maxrss * 1024
     except ChildProcessError:
-        pass
+        return None
 
 
 def _wait_exit(pid: int, timeout: float) -> None:

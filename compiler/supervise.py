@@ -53,6 +53,7 @@ class ExecResult:
     secret_hits: tuple = ()
     sandboxed: bool = True
     limit: str | None = None            # "pids" | "memory": a limit hit ended the run
+    limit_late: bool = False            # ... seen only once the run had ended by itself
     stage_min_free: int | None = None   # the least free space the stage's fs had
 
 
@@ -161,6 +162,7 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
     deadline = None if timeout is None else start + timeout
     timed_out = False
     hit = None          # a limit the watch saw (compiler/limits.py): ends the run
+    late = False        # ... seen only after the command ended by itself
     next_look = start + WATCH_EVERY
     try:
         while any(k.data is None for k in sel.get_map().values()):
@@ -208,9 +210,13 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
                         tails[fd] = (tail, None)
                         sel.unregister(key.fileobj)
                         key.fileobj.close()
-        code = proc.wait()
+        code, peak = _wait(proc)
+        if reaper is not None:      # the init's peak holds the command's (wait4)
+            peak = _most(peak, reaper.reap(child_pid(status)))
         if watch is not None and hit is None:
-            hit = watch(child_pid(status))      # an OOM kill the command died of
+            # An OOM kill the command died of; a peak over the cap between two looks.
+            hit = watch(child_pid(status), peak)
+            late = hit is not None
         for fd, flt in filters.items():
             rest, sink = flt.flush(), tails[fd][1]
             if rest and sink is not None:
@@ -265,7 +271,24 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
                       stdout=bytes(o.all) if o.all is not None else None,
                       stderr=bytes(e.all) if e.all is not None else None,
                       timed_out=timed_out, signal=received[0] if received else None,
-                      sandboxed=sandboxed, limit=hit)
+                      sandboxed=sandboxed, limit=hit, limit_late=late)
+
+
+def _wait(proc) -> tuple[int, int | None]:
+    """``proc.wait()``, and the largest peak resident set (bytes) of bwrap and the
+    descendants it reaped: wait4's ``ru_maxrss`` (compiler/memwatch.py)."""
+    if proc.returncode is None:
+        try:
+            _, sts, usage = os.wait4(proc.pid, 0)
+        except ChildProcessError:       # reaped meanwhile by a kill's poll()
+            return proc.wait(), None
+        proc.returncode = code = os.waitstatus_to_exitcode(sts)
+        return code, usage.ru_maxrss * 1024
+    return proc.returncode, None
+
+
+def _most(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else max(a, b)
 
 
 def _feed(pipe, data: bytes) -> None:

@@ -167,7 +167,7 @@ SCHEMA: dict[str, Any] = {
     },
     "limits": {
         "timeout": (_limit("timeout"), "wall-clock seconds (more than 0, at most 604800)"),
-        "memory_mb": (_limit("memory_mb"), "address-space limit (MiB, 16 to 4194304)"),
+        "memory_mb": (_limit("memory_mb"), "memory limit of the whole run (MiB, 16 to 4194304)"),
         "pids": (_limit("pids"), "process limit (8 to 4194304)"),
         "file_size_mb": (_limit("file_size_mb"),
                          "largest file a command may write (MiB, 1 to 8388608)"),

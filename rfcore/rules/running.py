@@ -76,10 +76,11 @@ RULES: tuple[Rule, ...] = (
             "make a cgroup (root, or a delegated cgroup v2 subtree) each run gets its "
             "own, with `pids.max` and a memory cap, so a fork bomb or a memory hog is "
             "stopped by the kernel before it reaches the host (RLIMIT_NPROC does not "
-            "apply to root). Without one, RLIMIT_NPROC and RLIMIT_AS are the cap and "
-            "ringfence counts the processes in the sandbox's pid namespace. A hit ends "
-            "the run: the sandbox is killed and the run is recorded as `limit` with "
-            "outcome `pids` or `memory`."),
+            "apply to root). Without one, RLIMIT_NPROC caps pids and ringfence counts "
+            "the processes in the sandbox's pid namespace; memory is ringfence's own sum "
+            "of the sandbox's resident memory and tmpfs use, a few looks a second, and "
+            "a process's peak when the run ends. A hit ends the run: the sandbox is "
+            "killed and the run is recorded as `limit` with outcome `pids` or `memory`."),
         bad=("printf 'extends = \"strict\"\\n[limits]\\npids = 32\\n' > p.toml; "
              "ringfence run -p ./p.toml -c 'for i in $(seq 100); do sleep 5 & done; wait'"),
         good=("printf 'extends = \"strict\"\\n[limits]\\npids = 32\\n' > p.toml; "
@@ -103,18 +104,20 @@ RULES: tuple[Rule, ...] = (
     Rule(
         code="RF626", name="no-run-cgroup",
         summary="no cgroup for the run: pids are counted in its namespace, memory is "
-                "RLIMIT_AS per process and sized tmpfs mounts",
+                "ringfence's polled count of the sandbox's memory and sized tmpfs mounts",
         explanation=(
             "Where ringfence cannot make a cgroup for the run (an unprivileged user "
             "without a delegated cgroup v2 subtree, or root on a host whose cgroup "
             "filesystem is read-only or lacks the pids/memory controller), the limits "
             "are weaker and the run's record says so: `pids` is RLIMIT_NPROC (which "
             "counts all of the user's processes) plus a count of the sandbox's pid "
-            "namespace; `memory_mb` caps each process's address space (RLIMIT_AS), not "
-            "the sum, and every tmpfs the sandbox can write is sized (`/tmp` half of "
-            "`memory_mb`, `/dev/shm` a quarter, the others share the last quarter), so "
-            "files in RAM stay bounded too. Printed when root gets no cgroup (unexpected); "
-            "recorded only for an unprivileged user (every run)."),
+            "namespace; `memory_mb` is ringfence's own sum of the sandbox's resident "
+            "memory and tmpfs use, looked at every 0.25 s (a fast allocator can overshoot "
+            "between two looks) plus each process's peak when the run ends, with "
+            "RLIMIT_AS at 4 x `memory_mb` per process as a backstop; every tmpfs the "
+            "sandbox can write is sized too (`/tmp` half of `memory_mb`, `/dev/shm` a "
+            "quarter, the others share the last quarter). Printed when root gets no "
+            "cgroup (unexpected); recorded only for an unprivileged user (every run)."),
         bad="ringfence run -p strict -- true    # as a user without cgroup delegation",
         good="ringfence run -p strict -- true"),
     Rule(
@@ -143,4 +146,20 @@ RULES: tuple[Rule, ...] = (
         bad=("printf 'extends = \"strict\"\\n[limits]\\nfile_size_mb = 1\\n' > ../p.toml; "
              "ringfence run -p ../p.toml -c 'head -c 2000000 /dev/zero > big'"),
         good="ringfence run -p strict -c 'head -c 2000 /dev/zero > small'"),
+    Rule(
+        code="RF629", name="memory-backstop-maybe",
+        summary="a command failed with an out-of-memory error under the per-process "
+                "address-space backstop, the sandbox under its memory limit",
+        explanation=(
+            "Without a cgroup (RF626) the memory limit is ringfence's sum of what the "
+            "sandbox holds; each process also gets RLIMIT_AS at 4 x `memory_mb` as a "
+            "backstop. An allocation the backstop refuses outright (a process asking "
+            "for more address space at once than that) fails inside the command "
+            "(MemoryError, ENOMEM, bad_alloc) before any of it is in use, so no limit "
+            "was passed: the run stays `failed` (its own status) and this note, "
+            "printed and recorded, says the backstop may be why. A run whose memory "
+            "really passed the limit is `limit`/`memory` (RF624)."),
+        bad=("printf 'extends = \"strict\"\\n[limits]\\nmemory_mb = 64\\n' > ../p.toml; "
+             "ringfence run -p ../p.toml -- python3 -c 'bytearray(2000 << 20)'"),
+        good="ringfence run -p strict -- python3 -c 'bytearray(1 << 20)'"),
 )

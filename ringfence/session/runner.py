@@ -252,7 +252,7 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
         late = tuple(late) + (note,)
     outcome = "timeout" if res.timed_out else "signal" if res.signal is not None else None
     if res.limit:
-        late = late + (_limit_note(res.limit, p.profile.limits),)
+        late = late + (_limit_note(res.limit, p.profile.limits, res.limit_late),)
         status, outcome = "limit", res.limit
     elif cut:
         status, outcome = "limit", "stage_space"
@@ -324,7 +324,7 @@ def _killed(res) -> str | None:
     return None
 
 
-def _limit_note(kind: str, limits):
+def _limit_note(kind: str, limits, ended: bool = False):
     from ringfence.compiler.execute import warn
     from ringfence.compiler.spec import Note
 
@@ -335,8 +335,8 @@ def _limit_note(kind: str, limits):
         note = Note("RF628", f"a write reached the file-size limit ({value}, "
                              "limits.file_size_mb): the file is cut; the run ends as a limit")
     else:
-        note = Note("RF624", f"the run hit its {kind} limit ({value}); the whole sandbox "
-                             "was killed")
+        note = Note("RF624", f"the run hit its {kind} limit ({value}); " + ("seen as it ended "
+                    "(an OOM kill, a process's peak)" if ended else "the whole sandbox was killed"))
     warn(note)
     return note
 

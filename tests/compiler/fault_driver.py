@@ -55,8 +55,16 @@ def preexec_fails():
     execute._rlimit_fn = fn
 
 
+def watch_never_looks():
+    """The limits watch never looks while the command runs (tests/compiler/
+    test_memory_cap.py): only what it sees when the run ends can count."""
+    from ringfence.compiler import supervise
+
+    supervise.WATCH_EVERY = 3600.0
+
+
 FAULTS = {f.__name__: f for f in (settle_enospc, ledger_full_at_the_end, bug_after_start,
-                                  preexec_fails)}
+                                  preexec_fails, watch_never_looks)}
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ RF6 = [code for code in REGISTRY if code.startswith("RF6") and REGISTRY[code].st
 OTHER_HOST = {"RF606", "RF607", "RF643",    # RF643: tests/ringfence/test_apply.py
               "RF622", "RF623",            # a tiny tmpfs as root: tests/compiler/test_faults.py
               "RF625",                     # a pty as stdin: tests/compiler/test_tty_relay.py
-              "RF626"}                     # no cgroup: tests/compiler/test_limits_attack.py
+              "RF626",                     # no cgroup: tests/compiler/test_limits_attack.py
+              "RF629"}                     # no cgroup: tests/compiler/test_memory_cap.py
 
 pytestmark = [
     pytest.mark.sandbox,

@@ -17,7 +17,11 @@ limit, a memory limit, a file-size limit and a wall-clock timeout that kills
 the whole process group (see `sandbox_mode`):
 
 - unprivileged: `ringfence run --profile <strict + [limits]>`, with the system
-  bin directories masked;
+  bin directories masked. Its limits end the whole run (issue 23: a fork bomb is
+  a `limit`), so the records go to a writable root that is not staged (they
+  survive the kill, as in the stop-gap), the commands after the one running go
+  to the next batch, and that one is run again alone: a command that alone ends
+  its run on a limit has the status "limit";
 - root (STOP-GAP): plain bwrap + prlimit + setpriv to the test user, because
   RLIMIT_NPROC does not bind root and the runner cannot drop root itself. The
   root is an empty tmpfs holding only bash and its libraries.
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 import shutil
 import signal
 import subprocess
@@ -43,10 +48,12 @@ from ringfence.rfcore.errors import SandboxError
 DRIVER = Path(__file__).with_name("oracle.bash")
 UNPRIVILEGED_USER = os.environ.get("RINGFENCE_TEST_USER", "rftest")
 
-# Limits for one batch process tree. pids counts every process of the user,
-# so it is set relative to the user's current count (see _nproc_limit).
+# Limits for one batch process tree. Under bwrap pids is RLIMIT_NPROC, which
+# counts every process of the user, so it is set relative to the user's current
+# count (see _nproc_limit); ringfence counts only the command's own processes.
 PIDS = 192
-MEMORY_MB = 256          # address space per process
+MEMORY_MB = 256          # address space per process (bwrap)
+RUN_MEMORY_MB = 1024     # the whole sandbox (ringfence: PIDS bash processes fit)
 FILE_MB = 64             # largest file the batch may write
 BATCH_TIMEOUT_S = 60.0   # wall clock for one batch; the group is then SIGKILLed
 RECORD_CAP = 200         # records per command before it is killed
@@ -59,8 +66,10 @@ class OracleResult:
 
     status: "ok" (ran to the end), "parse_error" (bash rejects the syntax),
     "capped" (killed after RECORD_CAP records: a loop), "killed" (died or timed
-    out under the limits), "escaped" (the command closed the parse-check body;
-    discarded), "unencodable" (NUL byte: bash cannot hold it in a string).
+    out under the limits), "limit" (run alone under `ringfence run`, it ended the
+    run on a pids, memory or file-size limit), "escaped" (the command closed the
+    parse-check body; discarded), "unencodable" (NUL byte: bash cannot hold it in
+    a string).
     argvs: the argv lists bash would execute, in execution order (pass 1's
     extra records follow pass 0's). stderr: bash printed an error while running
     it (a failed `< file`, a missing path-qualified program), so some commands
@@ -80,6 +89,7 @@ class _Pass:
     stderr: dict[int, str] = field(default_factory=dict)
     ready: bool = False
     stopped_at: int | None = None   # attempted, never ended, and the shell died
+    limit: bool = False             # `ringfence run` ended the batch on a limit
 
 
 def ansi_c_quote(text: str) -> str:
@@ -132,6 +142,9 @@ extends = "strict"
 [filesystem]
 read_deny = ["/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin", "/usr/games",
              "/bin", "/sbin"]
+# The records: written straight to the host, so a run a limit kills keeps them
+# (the staged workspace's writes would be held, RF627).
+writable = ["{{workspace}}", "{out}"]
 [limits]
 pids = {pids}
 memory_mb = {memory}
@@ -140,15 +153,20 @@ timeout = {timeout}
 """
 
 
-def _ringfence_argv(tmp: Path, work: Path, uid: int, driver: str) -> list[str]:
+def _ringfence_argv(tmp: Path, work: Path, driver: str) -> list[str]:
+    """`work` (records, cwd) is the unstaged writable root; the workspace holds only
+    the driver and bash."""
+    ws = tmp / "run"
+    ws.mkdir()
     bash = os.path.realpath(shutil.which("bash") or "/bin/bash")
-    shutil.copy2(bash, work / "bash")
+    shutil.copy2(bash, ws / "bash")
+    shutil.move(work / driver, ws / driver)
     profile = tmp / "oracle.toml"
-    profile.write_text(ORACLE_PROFILE.format(pids=_nproc_limit(uid), memory=MEMORY_MB,
+    profile.write_text(ORACLE_PROFILE.format(pids=PIDS, memory=RUN_MEMORY_MB, out=work,
                                              fsize=FILE_MB, timeout=BATCH_TIMEOUT_S))
     return [sys.executable, "-m", "ringfence", "run", "--profile", str(profile),
-            "--workspace", str(work), "--", str(work / "bash"), "--norc", "--noprofile",
-            str(work / driver)]
+            "--workspace", str(ws), "--", str(ws / "bash"), "--norc", "--noprofile",
+            str(ws / driver)]
 
 
 def _sandbox_argv(work: Path, uid: int, gid: int, driver: str) -> list[str]:
@@ -288,7 +306,7 @@ def _launch(tmp: Path, work: Path, mode: str, driver: str, uid: int, gid: int) -
             for path in (tmp, work, *work.iterdir()):
                 os.chown(path, uid, gid)
     else:
-        argv = _ringfence_argv(tmp, work, uid, driver)
+        argv = _ringfence_argv(tmp, work, driver)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp),
                "RINGFENCE_HOME": str(tmp / "state"), "LC_ALL": "C",
                "PYTHONDONTWRITEBYTECODE": "1"}
@@ -319,6 +337,8 @@ def _run_batch(commands: Sequence[str], indexes: Sequence[int], status: int,
         work, driver = _write_batch(tmp, mode, commands, indexes, status, timeout)
         code, err = _launch(tmp, work, mode, driver, uid, gid)
         _parse_records((work / "records").read_bytes(), indexes, result, work / "rec")
+        # RF624 pids/memory/stage, RF628 file size: ringfence killed the whole run.
+        result.limit = mode == "ringfence" and re.search(rb"ringfence: RF62[48]:", err) is not None
         if not result.ready:
             # The prelude never finished: the sandbox itself is broken. Fail
             # closed rather than report every command as "killed".
@@ -338,14 +358,30 @@ def _run_pass(commands: Sequence[str], indexes: list[int], status: int, batch_si
     while todo:
         batch, todo = todo[:batch_size], todo[batch_size:]
         got = _run_batch(commands, batch, status, uid, gid, timeout)
-        total.records.update(got.records)
-        total.stderr.update(got.stderr)
         # A batch killed by the timeout leaves commands unstarted: the one that
         # was running is blamed, the rest go to the next batch. If the shell
         # died between commands, blame the first unstarted one so we progress.
         unstarted = [i for i in batch if got.status[i] == "unstarted"]
-        if unstarted and got.stopped_at is None:
-            got.status[unstarted.pop(0)] = "killed"
+        blamed = got.stopped_at
+        if unstarted and blamed is None:
+            blamed = unstarted.pop(0)
+            got.status[blamed] = "killed"
+        if got.limit and blamed is not None:
+            # `ringfence run` ended on a limit while `blamed` ran: alone, does it
+            # still? Then it is "limit"; else its lone run is its answer.
+            if len(batch) > 1:
+                alone = _run_batch(commands, [blamed], status, uid, gid, timeout)
+                if alone.limit:
+                    alone.status[blamed] = "limit"
+                for part in ("records", "stderr", "status"):
+                    src, dst = getattr(alone, part), getattr(got, part)
+                    dst.pop(blamed, None)
+                    if blamed in src:
+                        dst[blamed] = src[blamed]
+            else:
+                got.status[blamed] = "limit"
+        total.records.update(got.records)
+        total.stderr.update(got.stderr)
         for i in batch:
             if i not in unstarted:
                 total.status[i] = got.status[i]
@@ -373,8 +409,8 @@ def run_oracle(commands: Iterable[str], *, batch_size: int = 250, passes: Sequen
             for status in passes]
     for i in live:
         statuses = [run.status[i] for run in runs]
-        status = next((s for s in ("parse_error", "escaped", "killed", "capped") if s in statuses),
-                      "ok")
+        status = next((s for s in ("parse_error", "escaped", "limit", "killed", "capped")
+                       if s in statuses), "ok")
         argvs = list(runs[0].records.get(i, []))
         for run in runs[1:]:
             pending = list(argvs)
