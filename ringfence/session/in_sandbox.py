@@ -55,7 +55,7 @@ def execute(req, ledger, deps, streams, run_id, keys, approval_id=None, approved
     # (ringfence/staging/settle.py); only a run that was not staged falls back to this.
     before = None
     started = time.monotonic()
-    from ringfence.compiler.limits import prime_attach
+    from ringfence.compiler.cgprime import prime_attach
 
     try:
         prime_attach()      # as root: the run's cgroup join finds the kernel's lock warm

@@ -1,4 +1,4 @@
-"""compiler/limits.prime_attach: the warm-up of the kernel's cgroup migration lock
+"""compiler/cgprime.prime_attach: the warm-up of the kernel's cgroup migration lock
 never moves ringfence anywhere (issue 24's warm path)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from ringfence.compiler import limits
+from ringfence.compiler import cgprime as limits
 
 
 def _cgroups() -> str:
