@@ -199,6 +199,9 @@ def _multiplexer_key(inv: Invocation) -> None:
         return
     values: list[tuple[str, Word | None]] = []
     j, seen = skip_options(argv, 1, row.opts, values=values)
+    if row.plus_skip and j < len(argv) and argv[j].static and argv[j].value.startswith("+"):
+        j, more = skip_options(argv, j + 1, row.opts, values=values)   # cargo +nightly -v b
+        seen += more
     given: dict[str, list[Word | None]] = {}
     for opt, vw in values:
         given.setdefault(opt, []).append(vw)
@@ -209,8 +212,6 @@ def _multiplexer_key(inv: Invocation) -> None:
             if name == "git" and not option_runs_program(opt, vw):
                 continue          # `git -c user.email=a@b`: judged by the key (gitkeys)
             inv.facts.append(Fact("git-exec" if name == "git" else "exec-option", ow.span, opt, ow))
-    while row.plus_skip and j < len(argv) and argv[j].static and argv[j].value.startswith("+"):
-        j += 1
     subs: list[str] = []
     while j < len(argv) and len(subs) < row.levels:
         w = argv[j]

@@ -32,6 +32,7 @@ class Interp(NamedTuple):
     data_operands: int = 0
     script_opts: frozenset[str] = frozenset()
     program_from_stdin: bool = False
+    script_suffixes: tuple[str, ...] = ()      # mongosh FILE.js: an operand that is a script
 
 
 _SHELL = Interp("shell", inline_letters="c", value_letters="oO",
@@ -136,14 +137,57 @@ INTERPRETERS: dict[str, Interp] = {
                                          "--table-attr"}),
                    script_opts=frozenset({"-c", "--command", "-f", "--file"}),
                    info=frozenset({"-V", "--version", "-?", "--help", "-l", "--list"})),
+    # IPython (ipython --help-all): -c CODE; traitlets options that run code or load
+    # extensions; -m MODULE; no file: the shell reads standard input
+    "ipython": Interp("interpreter", inline_letters="c", stop_letters="m",
+                      inline_long=frozenset({
+                          "--ext", "--InteractiveShellApp.exec_lines",
+                          "--InteractiveShellApp.code_to_run", "--InteractiveShellApp.exec_files",
+                          "--InteractiveShellApp.extensions", "--InteractiveShellApp.extra_extensions",
+                          "--InteractiveShellApp.module_to_run", "--TerminalIPythonApp.code_to_run",
+                          "--TerminalIPythonApp.exec_lines", "--TerminalIPythonApp.exec_files",
+                          "--TerminalIPythonApp.extensions"}),
+                      value_long=frozenset({"--profile", "--profile-dir", "--ipython-dir",
+                                            "--log-level", "--config", "--logfile",
+                                            "--logappend", "--colors"}),
+                      info=frozenset({"--version", "-V", "-h", "--help", "--help-all"})),
+    # jshell(1) [options] [load-files]: the load files run, then jshell reads snippets
+    # and commands from standard input (`/exit` or end of input stops it)
+    "jshell": Interp("interpreter", data_operands=-1,
+                     value_long=frozenset({"--class-path", "--module-path", "--add-modules",
+                                           "--add-exports", "--startup", "--feedback",
+                                           "--execution"}),
+                     info=frozenset({"--version", "-version", "--full-version", "-h", "--help",
+                                     "-?", "--help-extra", "-X"})),
+    # mongosh [options] [db address] [file names (ending in .js)]: JavaScript run by
+    # Node.js on this machine (require('child_process') runs programs); --eval CODE;
+    # no file and no --eval: the shell reads standard input. (The legacy `mongo`
+    # shell: run()/runProgram() start local programs.)
+    "mongosh": Interp("interpreter", data_operands=1, inline_long=frozenset({"--eval"}),
+                      value_long=frozenset({"--host", "--port", "-u", "--username", "-p",
+                                            "--password", "--authenticationDatabase",
+                                            "--authenticationMechanism", "--apiVersion",
+                                            "--tlsCAFile", "--tlsCertificateKeyFile",
+                                            "--tlsCertificateKeyFilePassword",
+                                            "--gssapiServiceName", "--eval", "-f", "--file"}),
+                      script_opts=frozenset({"-f", "--file"}), script_suffixes=(".js",),
+                      info=frozenset({"--version", "-h", "--help", "--build-info"})),
 }
 INTERPRETER_ALIASES = {"nodejs": "node", "luajit": "lua", "powershell": "pwsh",
                        "pypy": "python", "pypy3": "python", "gawk": "awk", "wish": "tclsh",
                        "jimsh": "tclsh", "ex": "ed", "lftp": "ftp",
-                       "mariadb": "mysql", "tclsh8.6": "tclsh", "wish8.6": "tclsh", "gdb-multiarch": "gdb", "sqlite": "sqlite3",
-                       "gm4": "m4"}
-_PYTHON_NAME = lazy(r"python[0-9.]*|pypy[0-9.]*")
-_LUA_NAME = lazy(r"lua[0-9.]*|luajit")
+                       "mariadb": "mysql", "gdb-multiarch": "gdb", "sqlite": "sqlite3",
+                       "gm4": "m4", "mongo": "mongosh"}
+# Versioned names, matched by pattern, never listed (python3.11, pypy3.10,
+# python3.13t, perl5.36.0, perl5.36-x86_64-linux-gnu as Debian ships it, ruby3.1,
+# php8.2, lua5.4, luajit-2.1, tclsh8.6, wish8.6, guile-3.0, ipython3): the
+# version follows the name, with an optional `-`, ABI letter and platform triplet.
+_VERSIONED = lazy(r"(python|pypy|perl|ruby|php|luajit|lua|tclsh|wish|jimsh|guile|ipython)"
+                  r"(?:-?[0-9]+(?:\.[0-9]+)*\.?[dmt]?(?:-[A-Za-z0-9_]+-linux-gnu[A-Za-z0-9_]*)?)?")
+_VERSIONED_BASE = {"pypy": "python", "luajit": "lua", "wish": "tclsh", "jimsh": "tclsh"}
+# shells by version or build: ksh93, zsh5, zsh-static, mksh-static, bash5.2
+_VERSIONED_SHELL = lazy(r"(?:bash|zsh|ksh|mksh|dash|tcsh|csh|yash|fish|ash)"
+                        r"(?:[0-9]+(?:\.[0-9]+)*)?(?:-static)?")
 
 
 @lru_cache(maxsize=4096)
@@ -151,10 +195,14 @@ def interp_for(name: str) -> tuple[str, Interp] | None:
     """The shell/interpreter row for a program basename, if any."""
     if name in SHELLS:
         return name, _SHELL
-    if _PYTHON_NAME.fullmatch(name):
-        return "python", INTERPRETERS["python"]
-    if _LUA_NAME.fullmatch(name):
-        return "lua", INTERPRETERS["lua"]
     base = INTERPRETER_ALIASES.get(name, name)
     row = INTERPRETERS.get(base)
-    return (base, row) if row else None
+    if row:
+        return base, row
+    m = _VERSIONED.fullmatch(name)
+    if m:
+        base = _VERSIONED_BASE.get(m.group(1), m.group(1))
+        return base, INTERPRETERS[base]
+    if name[:1] in "bzkmdtcyfa" and _VERSIONED_SHELL.fullmatch(name):
+        return name, _SHELL
+    return None

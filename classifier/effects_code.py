@@ -156,10 +156,16 @@ CODE_TOOLS: dict[str, Tool] = {
     "cmake": Tool("cmake(1) -E <command> [<options>]; -P <file>", (
         _r("", "code-operands:cmake-e:0", "runs the tool mode command"),
     ), _s("-E -P -S -B -C -D -G -T -A -U --build --install --preset"), style="code"),
-    # openssl(1): -engine/-provider/-provider-path load a library; -out/-keyout
-    # write the file
-    "openssl": Tool("openssl(1) -engine id, -provider name, -provider-path path; -out file", (
-        _r("-engine -provider -provider-path", "code:file", "loads a library (code)"),
+    # openssl(1): -engine/-provider/-provider-path load a library, and so can a
+    # -config file (like OPENSSL_CONF); `openssl engine ID` loads an engine
+    # (effects_tools.openssl_engine); -out/-keyout write the file
+    "openssl": Tool("openssl(1) -engine id, -provider name, -provider-path path, -config "
+                    "file; -out file; openssl-engine(1)", (
+        _r("-engine -provider-path", "code:library", "loads a library (code)"),
+        _r("-provider", "code:provider", "loads a provider (a library) other than the "
+           "built-in default, base, legacy, fips and null"),
+        _r("-config", "code:openssl-config", "reads a config file that can load engines "
+           "and providers"),
         _r("-out -keyout", "code:path", "writes the file"),
     ), _s("-engine -provider -provider-path -out -keyout -in -inkey -key -config "
           "-passin -passout -subj -days -newkey -CA -CAkey -signkey -name -digest -cipher"),
@@ -238,7 +244,8 @@ _CMAKE_WRITE = _s("copy copy_directory copy_directory_if_different copy_if_diffe
 
 
 def cmake_mode(args) -> tuple[str, str] | None:
-    """`cmake -E rm -rf DIR`: (kind, why) of the tool-mode command after -E."""
+    """`cmake -E rm -rf DIR`: (kind, why) of the tool-mode command after -E; a script
+    (`-P F`, `-C F` the initial cache) runs CMake code."""
     for i, w in enumerate(args):
         if w.static and w.value == "-E" and i + 1 < len(args):
             cmd = args[i + 1]
@@ -253,4 +260,9 @@ def cmake_mode(args) -> tuple[str, str] | None:
             return None
         if w.static and w.value == "-P":
             return "run", "runs a CMake script (execute_process runs programs)"
+        if w.static and w.value.startswith("-C") and (len(w.value) > 2 or i + 1 < len(args)):
+            return "run", "loads an initial-cache script (-C: CMake code, execute_process " \
+                          "runs programs)"
+        if w.static and w.value == "--":
+            break
     return None

@@ -31,6 +31,9 @@ from __future__ import annotations
 
 
 
+from functools import lru_cache
+
+from .data_interp import interp_for
 from .effects_rows import Row, Tool, _r, _s  # noqa: E402,F401  (the row types)
 
 
@@ -286,13 +289,16 @@ TOOLS: dict[str, Tool] = {
 }
 from .effects_git import GIT_TOOLS  # noqa: E402  (git's destructive forms, RF132)
 from .effects_code import CODE_TOOLS  # noqa: E402  (values that are code, RF131/RF133)
+from .effects_tools import (RUNNER_ALIASES, RUNNER_TOOLS,  # noqa: E402  (test runners,
+                            MODULE_TOOLS, python_module)   # build tools, their config)
 TOOLS.update(GIT_TOOLS)
 TOOLS.update(CODE_TOOLS)
+TOOLS.update(RUNNER_TOOLS)
 
 # gawk(1) -i inplace / --include=inplace edits its operand files in place.
 INPLACE_AWK = frozenset({"awk", "gawk"})
 ALIASES = {"mariadb": "mysql", "gdb-multiarch": "gdb", "gmake": "make", "netcat": "nc", "nc.traditional": "nc", "nc.openbsd": "nc", "gsed": "sed",
-           "ssh-keyscan": "", "slogin": "ssh"}
+           "ssh-keyscan": "", "slogin": "ssh", **RUNNER_ALIASES}
 KIND_CODES = {"write": "RF131", "delete": "RF132", "run": "RF133"}
 
 
@@ -307,3 +313,13 @@ def tool_for(name: str, sub: str = "") -> Tool | None:
 
 PROGRAMS = frozenset(k.split()[0] for k in TOOLS) | frozenset(a for a in ALIASES if ALIASES[a]) \
     | INPLACE_AWK
+
+
+@lru_cache(maxsize=4096)
+def effect_program(name: str) -> bool:
+    """Can this program's options have effects this table lists? (`python -m
+    pytest` and `python -m cProfile` are read with MODULE_TOOLS.)"""
+    if name in PROGRAMS:
+        return True
+    found = interp_for(name)
+    return found is not None and found[0] == "python"

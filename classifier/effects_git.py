@@ -16,6 +16,8 @@ checkout: `--`, `.`, a glob, a path with an extension, or two operands).
 
 from __future__ import annotations
 
+import re
+
 from .effects_rows import Row, Tool
 
 
@@ -121,3 +123,26 @@ GIT_TOOLS: dict[str, Tool] = {
         _r("-u --reset", "self", "overwrites files in the work tree"),
     ), _s("--prefix --index-output"), stop=_H),
 }
+
+
+# `git checkout`'s operands that are paths (effects_scan.py's ``paths`` target)
+_FILE_LIKE = re.compile(r"[*?\[]|^\.{1,2}(/|$)|^:|/$|\.[A-Za-z0-9]{1,8}$|(^|/)(Makefile|"
+                        r"GNUmakefile|Dockerfile|Containerfile|LICENSE|COPYING|README|"
+                        r"CHANGELOG|NEWS|AUTHORS|VERSION|Gemfile|Rakefile|Procfile|"
+                        r"Vagrantfile|Jenkinsfile|Justfile|Pipfile|Brewfile)$")
+_VERSION = re.compile(r"v?\d+(\.\d+)+")
+
+
+def checkout_paths(inv, operands: list) -> list:
+    """The operands of `git checkout` that are paths, as far as the words show:
+    after `--`, a second operand (tree-ish then paths), `.`, a glob, a pathspec
+    magic, a word with a file extension; a word decided at run time may be one."""
+    args = inv.argv[inv.subcommand_at:]
+    for k, w in enumerate(args):
+        if w.static and w.value == "--":
+            rest = list(args[k + 1:])
+            return rest if rest else []
+    if len(operands) > 1:
+        return operands[1:]
+    return [w for w in operands if not w.static or (
+        _FILE_LIKE.search(w.value) and not _VERSION.fullmatch(w.value))]

@@ -16,7 +16,9 @@ from typing import NamedTuple
 from . import data
 from .analysis import Invocation, canonical_long, scan_args
 from .effects_code import cmake_mode, judge, scan as scan_code
-from .effects_data import INPLACE_AWK, TOOLS, Row, Tool, tool_for
+from .effects_data import INPLACE_AWK, MODULE_TOOLS, TOOLS, Row, Tool, python_module, tool_for
+from .effects_git import checkout_paths as _checkout_paths
+from .effects_tools import config_writes, judge_value, openssl_engine
 from .ir import Span, Word
 
 
@@ -36,6 +38,8 @@ def _whole(inv: Invocation) -> Span:
 
 
 def _label(inv: Invocation) -> str:
+    if inv.name not in TOOLS and (mod := python_module(inv.argv)) is not None:
+        return " ".join(w.value for w in inv.argv[:mod[1]])     # python -m cProfile
     at = inv.subcommand_at if inv.name == "git" and inv.subcommand_at > 1 else 1
     return " ".join(w.value for w in inv.argv[:at])
 
@@ -44,6 +48,24 @@ def _emit(out: list[Effect], inv: Invocation, row: Row, opt: str, value: Word | 
           operands: list[Word]) -> None:
     prog = _label(inv)
     shown = f"`{prog} {opt}`" if opt else f"`{prog}`"
+    if row.target.startswith("judge:"):
+        # a value read by what it says (pytest -p no:x, -o KEY=V, --rootdir=.)
+        found = judge_value(row.target[6:], value.value) if value is not None and \
+            value.static else [(row.kind, f"{row.why} (decided at run time)")]
+        for kind, why in found:
+            what = value.raw if value is not None else "?"
+            target = value.value if value is not None else "?"
+            if row.target == "judge:pytest-ini" and "=" in target:
+                target = target.partition("=")[2]            # -o cache_dir=DIR
+            out.append(Effect(kind, value.span if value is not None else _whole(inv),
+                              f"{shown} {why}: `{what}`", f"{kind}:{target}"))
+        return
+    if row.target == "operands" and row.kind == "run":
+        if operands:                         # gpg-agent --daemon COMMAND
+            out.append(Effect("run", (operands[0].span[0], operands[-1].span[1]),
+                              f"{shown} {row.why}: `{operands[0].raw}`",
+                              f"run:{operands[0].value}"))
+        return
     if row.target in ("value", "input"):
         if value is None:
             out.append(Effect(row.kind, _whole(inv), f"{shown} {row.why}", f"{row.kind}:?"))
@@ -164,28 +186,6 @@ def _whole_row(out: list[Effect], inv: Invocation, row: Row, operands: list[Word
                           f"{row.kind}:{what}"))
 
 
-_FILE_LIKE = re.compile(r"[*?\[]|^\.{1,2}(/|$)|^:|/$|\.[A-Za-z0-9]{1,8}$|(^|/)(Makefile|"
-                        r"GNUmakefile|Dockerfile|Containerfile|LICENSE|COPYING|README|"
-                        r"CHANGELOG|NEWS|AUTHORS|VERSION|Gemfile|Rakefile|Procfile|"
-                        r"Vagrantfile|Jenkinsfile|Justfile|Pipfile|Brewfile)$")
-_VERSION = re.compile(r"v?\d+(\.\d+)+")
-
-
-def _checkout_paths(inv: Invocation, operands: list[Word]) -> list[Word]:
-    """The operands of `git checkout` that are paths, as far as the words show:
-    after `--`, a second operand (tree-ish then paths), `.`, a glob, a pathspec
-    magic, a word with a file extension; a word decided at run time may be one."""
-    args = inv.argv[inv.subcommand_at:]
-    for k, w in enumerate(args):
-        if w.static and w.value == "--":
-            rest = list(args[k + 1:])
-            return rest if rest else []
-    if len(operands) > 1:
-        return operands[1:]
-    return [w for w in operands if not w.static or (
-        _FILE_LIKE.search(w.value) and not _VERSION.fullmatch(w.value))]
-
-
 _SPECS: dict[int, data.Opts] = {}
 
 
@@ -288,9 +288,16 @@ def _code(inv: Invocation, tool: Tool) -> list[Effect]:
     if inv.name == "cmake":
         found = cmake_mode(inv.argv[1:])
         if found:
+            script = next((v.value for o, v in opts if o in ("-P", "-C") and v is not None), "")
             out.append(Effect(found[0], _whole(inv), f"`cmake` {found[1]}",
-                              f"{found[0]}:" + ",".join(w.value for w in operands[1:])))
+                              f"{found[0]}:" + (script or ",".join(w.value
+                                                                   for w in operands[1:]))))
         return out
+    whole = openssl_engine(inv) if inv.name == "openssl" else \
+        config_writes(inv, scan_args) if inv.name in ("npm", "pnpm", "yarn") else ()
+    for kind, span, why, target in whole:
+        out.append(Effect(kind, span, f"`{_label(inv)}` {why}" if kind == "run" else why,
+                          f"{kind}:{target}"))
     for row in tool.rows:
         lang = row.target.split(":")[1]
         if row.target.startswith("code-operands:"):
@@ -304,12 +311,17 @@ def _code(inv: Invocation, tool: Tool) -> list[Effect]:
                 continue
             if lang == "path" and _harmless(w):
                 continue                     # `-out /dev/null`
-            found = judge(lang, w.value) if w.static else \
+            found = (judge(lang, w.value) if lang in _CODE_LANGS else
+                     judge_value(lang, w.value)) if w.static else \
                 [("run", "gets code decided at run time")]
             for kind, why in found:
                 out.append(Effect(kind, w.span, f"{label} {why}: `{w.raw}`",
                                   f"{kind}:{w.value if w.static else w.raw}"))
     return out
+
+
+_CODE_LANGS = frozenset({"make", "file", "stdin-makefile", "cmake-e", "path", "makevar", "gdb",
+                         "sqlite", "mysql", "psql"})
 
 
 def _awk_inplace(inv: Invocation) -> list[Effect]:
@@ -361,7 +373,10 @@ def _effects(inv: Invocation) -> list[Effect]:
     else:
         tool, sub = tool_for(name), ""
         if tool is None:
-            return []
+            mod = python_module(inv.argv)       # python -m pytest, -m cProfile
+            tool = (TOOLS["pytest"] if mod[0] in ("pytest", "py.test") else
+                    MODULE_TOOLS.get(mod[0])) if mod is not None else None
+            return _getopt(inv, tool, inv.argv[mod[1]:]) if tool is not None else []
     if tool.style == "find":
         return _find(inv, tool)
     if tool.style == "xxd":

@@ -12,7 +12,7 @@ from ringfence.rfcore.rules import REGISTRY
 from .analysis import analyze
 from .parse import parse
 from .rules import Context, triggers
-from .rules import capability, decoration, effects, launchers, onetime, values
+from .rules import capability, decoration, effects, implied, launchers, onetime, values
 from ringfence.classifier.rules import failclosed as parse_rules
 from .verdict import Decoration, Finding, Verdict
 
@@ -20,7 +20,7 @@ from .verdict import Decoration, Finding, Verdict
 # the one-time family looks at redirects and the capability family builds keys.
 _DECORATION = decoration.CHECKS
 _FINDINGS = (parse_rules.CHECKS + onetime.CHECKS + values.CHECKS + effects.CHECKS
-             + launchers.CHECKS
+             + launchers.CHECKS + implied.CHECKS
              + capability.CHECKS)
 _FORCING = ("RF0", "RF1")
 

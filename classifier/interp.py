@@ -81,6 +81,8 @@ def interp_mode(inv: Invocation) -> tuple[str, Word | None]:
                 if row.kind == "shell" and ch == "s" and v[0] == "-":
                     return "stdin", w
                 if ch in row.stop_letters:
+                    if base == "python":            # `python -m timeit CODE`, `-m pdb`
+                        return _module_mode(argv, i, letters[k + 1:], w)
                     return "script", w
                 if ch in row.attached_letters:
                     if ch in "Mm" and base == "perl" and _PERL_CODE.search(letters[k + 1:]):
@@ -108,6 +110,48 @@ def interp_mode(inv: Invocation) -> tuple[str, Word | None]:
 
 
 _PERL_CODE = re.compile(r"[;(){}\s`]")     # -MModule=args is `use Module split...`
+
+# python -m MODULE whose arguments are code or whose input is (Lib/timeit.py,
+# Lib/pdb.py, Lib/code.py, Lib/asyncio/__main__.py): timeit's statements and
+# -s/--setup run as Python; pdb runs -c/--command debugger commands (`!stmt` is
+# Python) and then reads more from standard input; code and asyncio are consoles
+# that read standard input. Value options: timeit -n -r -s -u, pdb -c.
+_MODULE_VALUES = {"timeit": frozenset({"-n", "-r", "-s", "-u", "--number", "--repeat",
+                                       "--setup", "--unit"}),
+                  "pdb": frozenset({"-c", "--command"})}
+_MODULE_CODE = {"timeit": frozenset({"-s", "--setup"}), "pdb": frozenset({"-c", "--command"})}
+_CONSOLES = frozenset({"code", "asyncio", "pdb"})
+
+
+def _module_mode(argv: tuple[Word, ...], i: int, attached: str,
+                 w: Word) -> tuple[str, Word | None]:
+    """How `python -m MODULE ARGS` gets its program (the module at argv[i], or
+    attached to the -m cluster)."""
+    k = i + 1
+    if not attached:
+        if k >= len(argv) or not argv[k].static:
+            return "script", w
+        attached, k = argv[k].value, k + 1
+    values = _MODULE_VALUES.get(attached)
+    if values is None:
+        return ("stdin", w) if attached in _CONSOLES else ("script", w)
+    while k < len(argv):
+        a = argv[k]
+        v = a.value
+        if not a.static:
+            return "dynamic", a
+        if v in ("-h", "--help"):
+            return "info", a
+        if v == "--" or not v.startswith("-") or v == "-":
+            if attached == "timeit":
+                code = argv[k + 1] if v == "--" and k + 1 < len(argv) else a
+                return "inline", code._replace(value=f"-m timeit {code.value}")
+            break
+        opt = v.partition("=")[0] if v.startswith("--") else v[:2]
+        if opt in _MODULE_CODE[attached]:
+            return "inline", a._replace(value=f"-m {attached} {v}")
+        k += 2 if (v in values and "=" not in v) else 1
+    return ("stdin", w) if attached in _CONSOLES else ("script", w)
 
 
 def _inline_value(v) -> bool:
@@ -149,6 +193,8 @@ def stdin_mode(argv: tuple[Word, ...], row: data.Interp) -> tuple[str, Word | No
             return "info", w
         if v.startswith("-") and len(v) > 1:
             opt = v.split("=", 1)[0]
+            if opt in row.inline_long:
+                return "inline", w                 # mongosh --eval CODE
             if opt in row.script_opts or (len(v) > 2 and v[:2] in row.script_opts):
                 return "script", w
             if "=" not in v and (opt in row.value_long or
@@ -156,6 +202,8 @@ def stdin_mode(argv: tuple[Word, ...], row: data.Interp) -> tuple[str, Word | No
                 i += 1
             i += 1
             continue
+        if row.script_suffixes and v.endswith(row.script_suffixes):
+            return "script", w                     # mongosh FILE.js
         operands += 1
         i += 1
     if 0 <= row.data_operands < operands:

@@ -40,10 +40,60 @@ def program_words(inv: Invocation, spec: data.Filter) -> list[Word]:
     (--source) value, else the first operand unless a program file is given."""
     opts, operands = scan_args(inv.argv[1:], spec.opts, spec.deny | spec.operand_opts)
     progs = [v for o, v in opts if o in spec.operand_opts and v is not None]
-    from_file = any(o in ("-f", "--file") for o, _ in opts)
+    awk = spec.checker == "awk"
+    from_file = any(o in ("-f", "--file") or awk and (o in ("-E", "--exec") or (
+        o == "-W" and v is not None and _w_option(v) in ("file", "text"))) for o, v in opts)
     if not progs and not from_file and operands:
         progs.append(operands[0])
     return progs
+
+
+# awk -W NAME[=VALUE]: mawk(1) takes any prefix of its -W names (`-W e FILE` is
+# `-W exec FILE`), gawk(1) reads `-W NAME` as the long option --NAME
+_AWK_W = {"exec": "file", "file": "file", "source": "text", "include": "lib", "load": "lib"}
+_FILE_OPTS = {"sed": ("-f", "--file"),
+              "awk": ("-f", "--file", "-E", "--exec", "-i", "--include")}   # gawk -l: RF113
+_FILE_SPECS: dict[str, data.Opts] = {}
+
+
+def _w_option(w: Word) -> str:
+    """What an awk `-W` value is: 'file' (the program is in a file), 'text' (the
+    program follows), 'lib' (code to include or load), or '' (a setting)."""
+    if not w.static:
+        return "file"
+    name = w.value.partition("=")[0].lower()
+    return next((k for n, k in _AWK_W.items() if name and n.startswith(name)), "")
+
+
+def script_files(inv: Invocation, spec: data.Filter) -> list[tuple[Word | None, str]]:
+    """(file word, why) for each program text a sed or awk invocation reads from a
+    file it names (`sed -f F`, `awk -f F`, gawk `-E F`/`-i F`, mawk `-W
+    exec F`). Standard input (`-f -`) is not listed: it is RF116's; gawk `-l LIB` is
+    RF113's."""
+    kind = "awk" if spec.checker == "awk" else "sed"
+    fspec = _FILE_SPECS.get(kind)
+    if fspec is None:
+        fspec = _FILE_SPECS[kind] = data.Opts(spec.opts.value | set(_FILE_OPTS[kind]),
+                                              spec.opts.value2)
+    opts, operands = scan_args(inv.argv[1:], fspec, data.SCRIPT_LONGS[kind])
+    out: list[tuple[Word | None, str]] = []
+    for opt, v in opts:
+        if opt not in _FILE_OPTS[kind] and not (kind == "awk" and opt == "-W"):
+            continue
+        if v is not None and v.static and v.value in data.STDIN_PATHS:
+            continue
+        if opt in ("-f", "--file", "-E", "--exec"):
+            out.append((v, "reads its program from the file"))
+        elif opt in ("-i", "--include"):
+            if not (v is not None and v.static and v.value in ("inplace", "inplace.awk")):
+                out.append((v, "includes the source file"))
+        elif v is not None and (what := _w_option(v)):
+            file = v._replace(value=v.value.partition("=")[2], raw=v.raw.partition("=")[2]) \
+                if "=" in v.value else (operands[0] if what == "file" and operands else v)
+            out.append((file, {"file": "reads its program from the file",
+                               "text": "takes a program text given as a -W value",
+                               "lib": "includes or loads the code in"}[what]))
+    return out
 
 
 def _embedded(inv: Invocation) -> list[Write]:

@@ -77,6 +77,9 @@ EXEC_VARS = frozenset({
     # bash(1): PS0/PS1/PS2 are expanded (command substitution runs) by an
     # interactive shell, and HISTFILE names the file history is written to
     "PS0", "PS1", "PS2", "PS3", "HISTFILE",
+    # pytest(1) reads options from PYTEST_ADDOPTS (-p PLUGIN, --basetemp) and loads
+    # the modules named in PYTEST_PLUGINS
+    "PYTEST_ADDOPTS", "PYTEST_PLUGINS",
 })
 EXEC_VAR_PREFIXES = ("LD_", "DYLD_", "BASH_FUNC_", "npm_config_", "NPM_CONFIG_", "CARGO_")
 # *_COMMAND, and programs that name their pager, editor, browser, remote shell or
@@ -84,7 +87,9 @@ EXEC_VAR_PREFIXES = ("LD_", "DYLD_", "BASH_FUNC_", "npm_config_", "NPM_CONFIG_",
 # GIT_EDITOR, GH_EDITOR, SUDO_EDITOR, GH_BROWSER, RSYNC_RSH, GIT_ASKPASS ...
 EXEC_VAR_SUFFIXES = ("_COMMAND", "_PAGER", "PAGER", "_EDITOR", "_BROWSER", "_RSH",
                      "_ASKPASS", "_SSH")
-# GIT_* is conservative: every GIT_ variable except these informational ones.
+# GIT_* is conservative: every GIT_ variable except these informational ones, and
+# the trace variables (GIT_TRACE, GIT_TRACE_*, GIT_TRACE2*): they run nothing, and
+# the classifier judges the file a trace is written to (RF131).
 GIT_SAFE_VARS = frozenset({
     "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME",
     "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT", "GIT_TRACE",
@@ -100,4 +105,5 @@ def exec_var(name: str) -> bool:
         return True
     if name.startswith(EXEC_VAR_PREFIXES) or name.endswith(EXEC_VAR_SUFFIXES):
         return True
-    return name.startswith("GIT_") and name not in GIT_SAFE_VARS
+    return name.startswith("GIT_") and name not in GIT_SAFE_VARS and \
+        not name.startswith("GIT_TRACE")

@@ -7,9 +7,10 @@ from typing import Iterable
 
 from ..data import NETWORK_PATH
 from ringfence.classifier.effects_scan import option_effects
-from ..effects_data import PROGRAMS as _EFFECT_PROGRAMS
+from ..effects_data import effect_program
 from ..verdict import Capability
 from . import Context, Hit, always, facts, names, redirects
+from .implied import nohup_out, trace_writes
 
 
 def _counted(ctx: Context):
@@ -83,9 +84,19 @@ def capabilities(ctx: Context) -> list[Capability]:
     for inv in _counted(ctx):
         cmd = ctx.command(inv)
         effects = tuple(f"read:{t}" for _, t in _reads(ctx, inv.index))
-        if inv.name in _EFFECT_PROGRAMS:
+        if effect_program(inv.name):
             # what its own options make it do beyond its key (RF131-RF133)
             effects += tuple(dict.fromkeys(e.effect for e in option_effects(inv)))
+        # files its wrappers or its variables write (RF129: `time -o F`, nohup.out;
+        # RF131: GIT_TRACE=/path)
+        if inv.facts:
+            effects += tuple(f"write:{f.word.value if f.word.static else f.word.raw}"
+                             for f in inv.facts
+                             if f.kind == "wrapper-writes" and f.word is not None)
+            if nohup_out(ctx, inv) is not None:
+                effects += ("write:nohup.out",)
+        if cmd.assignments or inv.env:
+            effects += tuple(f"write:{t}" for _, _, t in trace_writes(cmd, inv))
         out.append(Capability(inv.key, inv.argv[0].value, tuple(w.value for w in inv.argv),
                               cmd.span, effects))
     return out

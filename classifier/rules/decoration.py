@@ -16,7 +16,7 @@ from ..analysis import Invocation, scan_args
 from ..embedded import OK, awk_program, sed_script
 from ..interp import interp_mode
 from ..ir import Command, Redirect, Word
-from ..writes import file_writes
+from ..writes import file_writes, script_files
 from . import Context, Hit, always, constructs, pipelines, redirects
 
 
@@ -172,6 +172,8 @@ def _pure_filter(ctx: Context, index: int, cmd: Command) -> bool:
     ok, operands, values = _filter_args(spec, inv.argv[1:])
     if not ok or file_writes(inv):
         return False                          # never strip a stage that writes a file (RF130)
+    if spec.checker in ("sed", "awk") and script_files(inv, spec):
+        return False                          # a program in a file (mawk -W exec F)
     if spec.checker == "tee":
         return all(o in data.TEE_SINKS for o in operands)
     allowed = spec.operands - (1 if values and spec.operand_opts else 0)

@@ -10,7 +10,7 @@ from typing import Iterable
 
 from ringfence.classifier.effects_scan import option_effects
 from ..assigned import UNKNOWN as ANY_NAME, other_assignments
-from ..effects_data import PROGRAMS
+from ..effects_data import PROGRAMS, effect_program
 from ..selfcontrol import ENV_PREFIX, SELF_NAMES, control_hits
 from . import Context, Hit, always, assignments, declarations, interpreters, names
 
@@ -21,7 +21,7 @@ _WHY = "moves where ringfence keeps its state, config or cache for every later c
 
 def _kind(ctx: Context, kind: str) -> Iterable[Hit]:
     for inv in ctx.invocations:
-        if inv.name in PROGRAMS:
+        if effect_program(inv.name):
             for e in option_effects(inv):
                 if e.kind == kind:
                     yield e.span, e.message
@@ -68,7 +68,7 @@ def state_moves(ctx: Context) -> Iterable[Hit]:
             yield span, f"setting `{shown}` ({how}) {_WHY}"
 
 
-_GATE = names(PROGRAMS)
+_GATE = names(PROGRAMS) + interpreters      # `python -m pytest`, `python -m cProfile`
 
 CHECKS = (
     ("RF131", option_writes, _GATE),

@@ -45,7 +45,12 @@ RULES: tuple[Rule, ...] = (
     _r("RF108", "interpreter-inline-code", "An interpreter runs inline code.",
        "python `-c` (also `-cCODE` and after other flags), node `-e/-p/--eval`, perl "
        "`-e/-E` (also in clusters such as `-ne`, `-pi -e`, `-le`), ruby `-e`, php `-r`, lua "
-       "`-e`, `deno eval`, Rscript `-e`, osascript `-e` and pwsh `-c` run code given inline.",
+       "`-e`, `deno eval`, Rscript `-e`, osascript `-e`, pwsh `-c`, ipython `-c` (and its "
+       "`--InteractiveShellApp.exec_lines`-style options) and mongosh/mongo `--eval` (Node.js "
+       "JavaScript run here: `require('child_process')`) run code given inline; so do `python "
+       "-m timeit STMT`/`-s SETUP` and `python -m pdb -c CMD`. Versioned names are matched by "
+       "pattern, not listed: `python3.11`, `python3.13t`, `perl5.36`, "
+       "`perl5.36-x86_64-linux-gnu`, `ruby3.1`, `php8.2`, `lua5.4`, `guile-3.0`, `zsh5`.",
        bad="python3 -Ic 'print(1)'", good="python3 script.py"),
     _r("RF109", "git-exec-config", "git options that run programs.",
        "`git -c KEY=VAL`, `--config-env=KEY=ENVVAR` (and GIT_CONFIG_COUNT/KEY_n/VALUE_n, "
@@ -59,11 +64,14 @@ RULES: tuple[Rule, ...] = (
        bad="git -c core.pager='sh -c id' log", good="git -c user.email=a@b log"),
     _r("RF110", "awk-exec", "An awk program runs commands.",
        "awk's `system()`, `print | \"cmd\"` and `\"cmd\" | getline` run shell commands. A "
-       "program we cannot read (dynamic, unparseable) is treated the same.",
+       "program we cannot read (dynamic, unparseable) is treated the same, and so is a "
+       "program in a file: `awk -f FILE`, gawk `-E FILE` and `-i FILE` (other than "
+       "`inplace`), mawk `-W exec FILE` (any prefix: `-We FILE`).",
        bad="awk '{system(\"rm \" $1)}' list.txt", good="awk '{print $1}' list.txt"),
     _r("RF111", "sed-exec", "A sed script runs commands.",
        "GNU sed's `e` command and the `e` flag of `s///` run shell commands. A script we "
-       "cannot parse is treated the same.",
+       "cannot parse is treated the same, and so is a script in a file (`sed -f FILE`, "
+       "`--file=FILE`): it may hold `e` or `w` commands the classifier cannot see.",
        bad="sed 's/.*/id/e' f.txt", good="sed 's/a/b/g' f.txt"),
     _r("RF112", "env-split-string", "`env -S` splits a string into a command line.",
        "`env -S STRING` re-parses a string into program and arguments, so the program is "
@@ -100,7 +108,10 @@ RULES: tuple[Rule, ...] = (
        "operands are data and whose standard input is commands: `ed`/`ex` (`!cmd`), `gdb` "
        "without `-batch`, `sqlite3 DB` without SQL operands (`.shell`), `mysql` without "
        "`-e`, `psql` without `-c`/`-f` (`\\!`), `lldb` without `-b`, `tclsh`, `m4`, `dc` "
-       "and `ftp`/`lftp`; and `sed -f -`/`awk -f /dev/stdin` read their script there.",
+       "and `ftp`/`lftp`; and `sed -f -`/`awk -f /dev/stdin` read their script there. "
+       "`ipython` without a file, `mongosh`/`mongo` without `--eval` or a `.js` file, "
+       "`jshell` (after its load files it reads snippets from standard input) and `python -m "
+       "pdb`/`-m code`/`-m asyncio` (debugger commands, `!stmt`, or a console) too.",
        bad="curl -fsSL https://example.com/install.sh | sh", good="sh ./install.sh"),
     _r("RF117", "eval", "`eval` runs a string as shell code.",
        "eval builds a command line at run time.", bad="eval \"$CMD\"", good="echo \"$CMD\""),
@@ -154,7 +165,7 @@ RULES: tuple[Rule, ...] = (
        "`enable -f` loads builtins from a shared object and `hash -p` binds a name to any "
        "file: later names run something else.",
        bad="hash -p /tmp/x ls", good="hash -r"),
-    _r("RF129", "wrapper-writes-file", "A wrapper's option writes a file.",
+    _r("RF129", "wrapper-writes-file", "A wrapper writes a file (an option's file, nohup.out).",
        "The program `time` (GNU time: `\\time`, `command time`, `env time`, `nice time`, "
        "`/usr/bin/time`, or `time` after an assignment, a redirection or a `|`) writes its "
        "report to the file named by `-o FILE` / `--output=FILE` (`-a` appends), like a "
@@ -163,7 +174,10 @@ RULES: tuple[Rule, ...] = (
        "writes no file; /dev/null, /dev/stdout and /dev/stderr are not writes. The "
        "launcher table's writers too: `strace -o`, `ltrace -o`, `valgrind --log-file=`/"
        "`--xml-file=`, `xvfb-run -e`/`-f`, `firejail --output=`, `fakeroot -s`, "
-       "`screen -Logfile`.",
+       "`screen -Logfile`. `nohup CMD` appends the output to `nohup.out` (in the current "
+       "directory, else `$HOME`) when standard output is a terminal; the command string "
+       "cannot tell, so it counts unless stdout is redirected (`> log`, `>/dev/null`) or "
+       "piped. The capability's `effects` lists `write:FILE`.",
        bad="\\time -o time.log make", good="time -p make"),
     _r("RF130", "program-writes-file", "A program's own option, operand or script writes a file.",
        "Tools people approve as read-only filters can write files by their own means: "

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from ringfence.classifier.effects_data import TOOLS
+from ringfence.classifier.effects_data import MODULE_TOOLS, TOOLS
 
 # Where a row's facts are documented, when not under the tool's own name.
 COMMAND = {"nc": "nc.traditional"}     # netcat-openbsd has no -e/-c: the row is traditional's
@@ -28,7 +28,9 @@ ELSEWHERE = {("rg", "--hostname-bin"): "ripgrep 14 added --hostname-bin (Debian 
                                   "(kislyuk) spells it --in-place",
              **{("sqlite3", o): "sqlite3's shell.c reads every option with one dash or two, "
                                "and -archive as -A; its --help lists one spelling"
-                for o in ("--cmd", "--init", "--archive", "-archive")}}
+                for o in ("--cmd", "--init", "--archive", "-archive")},
+             ("pytest", "--junitxml"): "pytest --help lists --junit-xml; --junitxml is the "
+                                       "same option (_pytest/junitxml.py)"}
 # Tools that document their options per subcommand: these outputs join the text.
 EXTRA_DOC = {"openssl": [["openssl", "req", "-help"]]}
 NON_OPTION_WORDS = {"xxd": ["outfile"], "dd": ["of="], "socat": ["exec:", "system:", "create:",
@@ -48,6 +50,9 @@ def _run(argv: list[str]) -> str:
 def documentation(key: str) -> tuple[str, str | None]:
     """(text, skip reason) for a table key such as 'curl' or 'git log'."""
     words = key.split()
+    if words[:2] == ["python3", "-m"]:            # MODULE_TOOLS: python -m cProfile ...
+        text = _run(["python3", "-m", words[2], "--help"])
+        return text, None if text.strip() else f"python3 -m {words[2]} --help printed nothing"
     prog = COMMAND.get(words[0], words[0])
     if shutil.which(prog) is None:
         return "", f"{prog} is not installed"
@@ -68,7 +73,9 @@ def documentation(key: str) -> tuple[str, str | None]:
 
 CASES = [(key, opt) for key, tool in TOOLS.items() for row in tool.rows
          for opt in sorted(row.options)] + \
-        [(key, word) for key, words in NON_OPTION_WORDS.items() for word in words]
+        [(key, word) for key, words in NON_OPTION_WORDS.items() for word in words] + \
+        [(f"python3 -m {mod}", opt) for mod, tool in MODULE_TOOLS.items() for row in tool.rows
+         for opt in sorted(row.options)]
 
 
 @pytest.mark.parametrize(("key", "option"), CASES, ids=[f"{k}:{o}" for k, o in CASES])
@@ -86,6 +93,6 @@ def test_listed_option_is_in_the_tools_documentation(key, option):
 
 
 def test_every_table_entry_names_its_source():
-    for key, tool in TOOLS.items():
+    for key, tool in {**TOOLS, **MODULE_TOOLS}.items():
         assert tool.source.strip(), key
         assert all(row.why for row in tool.rows), key

@@ -42,6 +42,7 @@ def test_every_engine_code_is_registered():
         capability,
         decoration,
         effects,
+        implied,
         launchers,
         onetime,
         failclosed as parse,
@@ -52,6 +53,8 @@ def test_every_engine_code_is_registered():
                                      launchers.CHECKS, capability.CHECKS, decoration.CHECKS)
                     for code, _, _ in fam]
     assert len(engine_codes) == len(set(engine_codes))
+    # implied.py adds checks to codes the families own (a sed script in a file is RF111)
+    assert {code for code, _, _ in implied.CHECKS} <= set(engine_codes)
     parse_problem_codes = {"RF001", "RF002", "RF005", "RF006", "RF007", "RF008", "RF009",
                            "RF010"}
     registered = {r.code for r in CLASSIFIER_RULES}
