@@ -529,3 +529,24 @@ def test_an_approval_for_the_sandbox_does_not_allow_the_call_unsandboxed(env, tm
     assert rows(env, "SELECT status FROM approvals WHERE id=?", ident) != [
         {"status": "approved"}]
     assert rows(env, "SELECT * FROM grants") == []
+
+
+@pytest.mark.parametrize("how", ["tool_input", "tool_response"])
+def test_a_call_run_in_the_background_is_not_recorded_completed(env, how):
+    """The model chooses `run_in_background`: Claude Code's PostToolUse then comes at
+    once, with a background task id and no result. The approved run did not complete
+    as far as anyone knows: it is not recorded `completed`."""
+    _, run_id = _allowed(env, "make test", "toolu_bg")
+    p = payload(env, "make test", tid="toolu_bg", event="PostToolUse")
+    if how == "tool_input":
+        p["tool_input"]["run_in_background"] = True
+        p["tool_response"] = {"stdout": "", "stderr": "", "interrupted": False}
+    else:
+        p["tool_response"] = {"stdout": "", "stderr": "", "interrupted": False,
+                              "backgroundTaskId": "bash_1"}
+    assert hook(env, p, "--headless") is None
+    *_, last = _events(env, run_id)
+    assert last["state"] == "aborted", last
+    assert last["outcome"] == "background"
+    assert "background" in last["note"] and "unknown" in last["note"]
+    assert _shown(env, run_id)["state"] != "completed"
