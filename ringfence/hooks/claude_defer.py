@@ -22,7 +22,8 @@ for the same call and gets the decision:
   profile -> the old approval is ``expired`` and the call is deferred anew.
 
 A call that cannot be recorded (no ledger, no ``session_id`` or ``tool_use_id``,
-an id already settled or held by another command) is answered ``ask`` with why:
+a command with a lone surrogate, which the ledger would store as its escaped
+spelling, an id already settled or held by another command) is answered ``ask`` with why:
 a defer nobody can decide would stop the session for nothing.
 
 Runs on every agent call that would ask: stdlib + our packages only.
@@ -53,7 +54,13 @@ def answer(payload, led, *, command, decision, verdict, prof, workspace, session
     if not (sid and tid and session):
         return call.ask("the payload has no session_id or tool_use_id to resume by")
     from ringfence.ledger import hook_defer as hd
-    from ringfence.ledger.store import transaction
+    from ringfence.ledger.store import storable, transaction
+
+    if storable(command) != command:
+        # The ledger keeps a lone surrogate as a backslash escape: this command would be
+        # stored, shown and matched as another one (the literal `\xff` spelling).
+        return call.ask("the command is not valid Unicode text (a lone surrogate), so "
+                        "no approval can name it exactly")
 
     found = hd.find(ledger.conn, sid, tid, command)
     if found is not None:

@@ -550,3 +550,18 @@ def test_a_call_run_in_the_background_is_not_recorded_completed(env, how):
     assert last["outcome"] == "background"
     assert "background" in last["note"] and "unknown" in last["note"]
     assert _shown(env, run_id)["state"] != "completed"
+
+
+def test_a_lone_surrogate_does_not_match_the_approval_of_its_escaped_spelling(env):
+    """The ledger stores an undecodable character as a backslash escape: the command
+    with a lone surrogate (JSON `\\udcff`) and the one with the literal text `\\xff` are
+    stored alike, but they are two commands; the approval of one is not the other's."""
+    literal = "make 'test\\xff'"
+    ident = approval_id(pre(env, literal, tid="toolu_u1"))
+    assert cli(env, "approve", ident, "--defer").returncode == 0
+    data = json.dumps(payload(env, "make 'test\udcff'", tid="toolu_u2")).encode()
+    assert b"\\udcff" in data
+    out = hook(env, data, "--headless")
+    assert out["permissionDecision"] != "allow", out
+    assert rows(env, "SELECT status FROM approvals WHERE id=?", ident) == [
+        {"status": "pending"}]
