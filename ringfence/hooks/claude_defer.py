@@ -211,6 +211,9 @@ class _Call:
             granted = ("an ask rule or irreversible action that cannot be granted exactly "
                        "here: allowed for this call only")
         note = f"approval {aid} decided `{scope}` by {found['d_by'] or '?'}; {granted}"
+        tid = found["tool_use_id"]
+        if tid != self.tid and hd.has_ask(self.ledger.conn, found["session"], self.tid):
+            return self.ask(f"tool_use_id {self.tid} already has an ask of its own")
 
         def _claimed(c, claimed) -> None:
             # Claude Code runs it, not ringfence: a hand-over, not an outcome. Its
@@ -219,7 +222,9 @@ class _Call:
                          f"{scope} by {found['d_by'] or '?'}: allowed to Claude Code "
                          f"(tool_use_id {self.tid}), which runs it; waiting for Claude "
                          "Code to report the result")
-            hd.reopen(c, found["session"], found["tool_use_id"],
+            if tid != self.tid:     # its Post comes under this call's id: ends the run
+                hd.rebind(c, found["session"], tid, self.tid)
+            hd.reopen(c, found["session"], self.tid,
                       wrapped=updated["command"] if updated else None, run_text=run_text,
                       consent_digest=token_digest(consent) if consent else None)
             self.record("allow", note, c)

@@ -565,3 +565,21 @@ def test_a_lone_surrogate_does_not_match_the_approval_of_its_escaped_spelling(en
     assert out["permissionDecision"] != "allow", out
     assert rows(env, "SELECT status FROM approvals WHERE id=?", ident) == [
         {"status": "pending"}]
+
+
+def test_a_resume_under_another_tool_use_id_reports_that_calls_result(env):
+    """Allowed by session + command under a new tool_use_id, the call's Post comes for
+    that id: it ends the approved run (not the 15-minute `aborted`, which would say
+    the session was interrupted when it ran and completed)."""
+    ident = approval_id(pre(env, "make test", tid="toolu_t1"))
+    assert cli(env, "approve", ident, "--defer").returncode == 0
+    assert pre(env, "make test", tid="toolu_t2")["permissionDecision"] == "allow"
+    [a] = rows(env, "SELECT run_id FROM approvals WHERE id=?", ident)
+    post(env, "make test", "toolu_t2", tool_response={
+        "stdout": "ok\n", "stderr": "", "interrupted": False})
+    *_, last = _events(env, a["run_id"])
+    assert (last["state"], last["stdout_tail"]) == ("completed", "ok\n"), last
+    # The first id's Post (a replay) reports nothing more.
+    post(env, "make test", "toolu_t1")
+    assert [e["state"] for e in _events(env, a["run_id"])] == [
+        "waiting_for_approval", "running", "completed"]
