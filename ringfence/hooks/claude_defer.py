@@ -22,7 +22,8 @@ for the same call and gets the decision:
   profile -> the old approval is ``expired`` and the call is deferred anew.
 
 A call that cannot be recorded (no ledger, no ``session_id`` or ``tool_use_id``,
-an id already settled or held by another command) is answered ``ask`` with why:
+a command with a lone surrogate, which the ledger would store as its escaped
+spelling, an id already settled or held by another command) is answered ``ask`` with why:
 a defer nobody can decide would stop the session for nothing.
 
 Runs on every agent call that would ask: stdlib + our packages only.
@@ -32,6 +33,8 @@ from __future__ import annotations
 
 import shlex
 
+from ringfence.rfcore.visible import visible
+
 from .claude_common import PRE, _cwd, _reason_parts, _str, output
 
 
@@ -39,6 +42,10 @@ def answer(payload, led, *, command, decision, verdict, prof, workspace, session
            run_text, consent, items, reason) -> dict:
     """The headless answer to a call the gate asks about (module docstring)."""
     ledger = led.get()
+    # The findings quote the model's command: no control character of it reaches the
+    # caller (a newline or escape could draw a fake approval line), and the real
+    # approval id comes first (_deferred), before anything the command wrote.
+    reason = visible(reason)
     sid, tid = _str(payload, "session_id"), _str(payload, "tool_use_id")
     call = _Call(payload, ledger, sid, tid, command, decision, verdict, prof, workspace,
                  session, reason)
@@ -47,13 +54,19 @@ def answer(payload, led, *, command, decision, verdict, prof, workspace, session
     if not (sid and tid and session):
         return call.ask("the payload has no session_id or tool_use_id to resume by")
     from ringfence.ledger import hook_defer as hd
-    from ringfence.ledger.store import transaction
+    from ringfence.ledger.store import storable, transaction
+
+    if storable(command) != command:
+        # The ledger keeps a lone surrogate as a backslash escape: this command would be
+        # stored, shown and matched as another one (the literal `\xff` spelling).
+        return call.ask("the command is not valid Unicode text (a lone surrogate), so "
+                        "no approval can name it exactly")
 
     found = hd.find(ledger.conn, sid, tid, command)
     if found is not None:
         why = "expired" if found["state"] == "expired" else None
         if found["state"] in ("waiting", "decided"):
-            why = _changed(found, prof, call.cwd)
+            why = _changed(found, prof, call.cwd, run_text)
         if why is not None:
             with transaction(ledger.conn) as c:
                 hd.expire(ledger, c, found["approval_id"], found["ap_run_id"],
@@ -64,17 +77,25 @@ def answer(payload, led, *, command, decision, verdict, prof, workspace, session
             return call.allow(found, items, updated, run_text, consent)
         else:
             call.record("defer", f"still waiting: approval {found['approval_id']}")
-            return output("defer", reason + _hint(found["approval_id"], sid, again=True))
+            return output("defer", _deferred(found["approval_id"], sid, reason, again=True))
     why = hd.stored_elsewhere(ledger.conn, sid, tid, command)
     if why is not None:
         return call.ask(why)
     return call.defer_new(items, run_text)
 
 
-def _changed(found, prof, cwd) -> str | None:
+def _changed(found, prof, cwd, run_text) -> str | None:
     """Why a decision does not fit this call (the approval binds what was decided)."""
     from ringfence.ledger.pending import dir_identity
+    from ringfence.ledger.store import storable
 
+    # Where it runs is part of what was decided: a yes to a call --wrap runs in the
+    # sandbox does not cover the same text sent with dangerouslyDisableSandbox (or
+    # with the workspace made unusable), which runs unwrapped on the host.
+    if (found["run_text"] or None) != (storable(run_text) if run_text else None):
+        return ("it would run " + ("in the profile's sandbox" if run_text else
+                                   "unwrapped, on the host") +
+                ", not where the approval was requested")
     if found["ap_cwd_id"] != dir_identity(cwd):
         return "its working directory is not the one the approval was for"
     if (found["ap_profile_digest"] or None) != (getattr(prof, "digest", None) or None):
@@ -82,8 +103,13 @@ def _changed(found, prof, cwd) -> str | None:
     return None
 
 
+def _deferred(approval_id: str, sid: str, reason: str, again: bool = False) -> str:
+    """The defer's reason: the approval id and how to decide it first, then why."""
+    return f"{_hint(approval_id, sid, again)} {reason}"
+
+
 def _hint(approval_id: str, sid: str, again: bool = False) -> str:
-    return (f" [deferred{' again' if again else ''}: approval {approval_id} waits for a "
+    return (f"[deferred{' again' if again else ''}: approval {approval_id} waits for a "
             f"person: `ringfence approve {approval_id} [--scope once|session|always]` (or "
             f"`ringfence approve {approval_id} --defer`; either only records the decision, "
             f"Claude Code runs the call) or `ringfence deny {approval_id}`, then "
@@ -146,7 +172,7 @@ class _Call:
         if not stored:
             return output("ask", f"{self.reason}; cannot defer (the ask of this "
                                  "tool_use_id changed meanwhile): asking")
-        return output("defer", self.reason + _hint(a.id, self.sid))
+        return output("defer", _deferred(a.id, self.sid, self.reason))
 
     def deny(self, found) -> dict:
         from ringfence.ledger import hook_defer as hd
@@ -185,6 +211,9 @@ class _Call:
             granted = ("an ask rule or irreversible action that cannot be granted exactly "
                        "here: allowed for this call only")
         note = f"approval {aid} decided `{scope}` by {found['d_by'] or '?'}; {granted}"
+        tid = found["tool_use_id"]
+        if tid != self.tid and hd.has_ask(self.ledger.conn, found["session"], self.tid):
+            return self.ask(f"tool_use_id {self.tid} already has an ask of its own")
 
         def _claimed(c, claimed) -> None:
             # Claude Code runs it, not ringfence: a hand-over, not an outcome. Its
@@ -193,7 +222,9 @@ class _Call:
                          f"{scope} by {found['d_by'] or '?'}: allowed to Claude Code "
                          f"(tool_use_id {self.tid}), which runs it; waiting for Claude "
                          "Code to report the result")
-            hd.reopen(c, found["session"], found["tool_use_id"],
+            if tid != self.tid:     # its Post comes under this call's id: ends the run
+                hd.rebind(c, found["session"], tid, self.tid)
+            hd.reopen(c, found["session"], self.tid,
                       wrapped=updated["command"] if updated else None, run_text=run_text,
                       consent_digest=token_digest(consent) if consent else None)
             self.record("allow", note, c)

@@ -8,7 +8,8 @@
   sandbox). A deferred call's run, handed to Claude Code when it was allowed, ends
   with what Claude Code reports (:func:`_reported`): PostToolUse ``completed``
   (``failed`` if its ``tool_response`` says ``interrupted`` or has a non-zero
-  ``exit_code``/``exitCode``), PostToolUseFailure ``failed`` (the exit status from
+  ``exit_code``/``exitCode``; ``aborted``, outcome ``background``, for a call run in
+  the background, whose Post comes at its start), PostToolUseFailure ``failed`` (the exit status from
   its ``error``, "Exit code N", ``is_interrupt``), PermissionDenied ``denied``; a
   Post for another command ends it ``aborted`` (the approved one's result is unknown).
 * ``PermissionDenied`` settles the ask as denied (auto mode only: Claude Code sends
@@ -112,6 +113,14 @@ def _reported(payload, event, outcome) -> tuple[str, str, dict]:
         return "failed", said, result
     response = payload.get("tool_response")
     response = response if isinstance(response, dict) else {}
+    tool_input = payload.get("tool_input")
+    if ((isinstance(tool_input, dict) and tool_input.get("run_in_background") is True)
+            or response.get("backgroundTaskId") or response.get("background_task_id")):
+        # The model asked for it: the Post comes when it starts, and its result is
+        # never reported to a hook. Not `completed`: nobody saw it end.
+        return "aborted", (f"{said}: started in the background (run_in_background); "
+                           "Claude Code reports no result for it, so how it ended is "
+                           "unknown"), {"outcome": "background"}
     for key in ("stdout", "stderr"):
         if isinstance(response.get(key), str) and response[key]:
             result[f"{key}_tail"] = storable(response[key])

@@ -172,6 +172,18 @@ def reopen(conn, session: str, tool_use_id: str, *, wrapped: str | None,
                   session, tool_use_id))
 
 
+def has_ask(conn, session: str, tool_use_id: str) -> bool:
+    return conn.execute("SELECT 1 FROM hook_asks WHERE session=? AND tool_use_id=?",
+                        (storable(session), storable(tool_use_id))).fetchone() is not None
+
+
+def rebind(conn, session: str, old_tid: str, new_tid: str) -> None:
+    """A deferred ask allowed to a call with another ``tool_use_id`` (same session and
+    command) moves to that id: its Post, which reports the result, comes under it."""
+    conn.execute("UPDATE hook_asks SET tool_use_id=? WHERE session=? AND tool_use_id=? "
+                 "AND status='asked'", (storable(new_tid), session, old_tid))
+
+
 def settle_denied(conn, session: str, tool_use_id: str) -> None:
     conn.execute("UPDATE hook_asks SET status='denied', decided_at=? WHERE session=? AND "
                  "tool_use_id=? AND status='asked'", (time.time(), session, tool_use_id))

@@ -25,6 +25,7 @@ from rich.tree import Tree
 
 from ringfence.classifier.verdict import Capability, Decoration, Finding, Verdict
 from ringfence.rfcore.actions import canonical_action
+from ringfence.rfcore.visible import _BIDI, _visible_char, visible  # noqa: F401
 from ringfence.rfcore.rules import REGISTRY
 
 CLASS_STYLE = {"helper": "bold green", "capability": "bold yellow", "one_time": "bold red"}
@@ -43,26 +44,7 @@ SPAN_STYLE = {"capability": "bold green underline", "decoration": "dim cyan",
               "finding": "bold white on red"}
 MARKER = {"capability": "-", "decoration": "~", "finding": "^"}
 
-# Bidi controls that can reorder what the reviewer sees ("Trojan Source").
-_BIDI = {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
-
-
-def _visible_char(ch: str) -> str:
-    o = ord(ch)
-    if o < 0x20:
-        return chr(0x2400 + o)          # U+2400 control pictures: ␀ ␉ ␍ ␛ ...
-    if o == 0x7F:
-        return "\u2421"                 # ␡
-    if 0x80 <= o < 0xA0 or o in _BIDI or 0xD800 <= o < 0xE000:
-        return "\ufffd"                 # C1 controls, bidi overrides, lone surrogates
-    return ch
-
-
-def visible(text: str, *, keep_newlines: bool = False) -> str:
-    """``text`` with every control character replaced by one visible character."""
-    if text.isprintable():
-        return text
-    return "".join("\n" if keep_newlines and c == "\n" else _visible_char(c) for c in text)
+# ``visible`` lives in rfcore (the hook needs it without rich); re-exported here.
 
 
 def _spans(verdict: Verdict) -> list[tuple[str, tuple[int, int], object]]:
