@@ -38,8 +38,12 @@ def _reason_parts(verdict, decision, note: str | None) -> list[str]:
 
 
 def _reason(verdict, decision, profile_name: str, note: str | None) -> str:
-    return (f"ringfence ({profile_name}, {verdict.verdict}): "
-            + "; ".join(_reason_parts(verdict, decision, note)))
+    # Findings quote the command: a newline or escape in it must not draw a line
+    # in Claude Code's dialog that ringfence did not write (rfcore/visible.py).
+    from ringfence.rfcore.visible import visible
+
+    return visible(f"ringfence ({profile_name}, {verdict.verdict}): "
+                   + "; ".join(_reason_parts(verdict, decision, note)))
 
 
 def _cwd(payload) -> str:
