@@ -1,7 +1,8 @@
 """Write-heavy real work, bare and under `ringfence run -p build`, side by side.
 
-Three jobs, each run in a fresh workspace state (the cleanup between runs is
-not timed), bare and sandboxed alternately so that load drift hits both alike:
+Four jobs and one fixed-cost row, each run in a fresh workspace state (the
+cleanup between runs is not timed), bare and sandboxed alternately so that load
+drift hits both alike:
 
 - npm install: a project depending on PACKAGES local tarballs (generated here,
   each a package of FILES files), installed with `npm install --offline` and a
@@ -10,7 +11,14 @@ not timed), bare and sandboxed alternately so that load drift hits both alike:
   files) and `pip install --no-index` of a few small wheels downloaded once
   from PyPI into bench/.cache/wheels;
 - pytest: a generated suite (MODULES modules of TESTS tests), run with the
-  checkout's pytest; it writes __pycache__ for each module.
+  checkout's pytest; it writes __pycache__ for each module;
+- git: `git init && git add -A && git commit` of GIT_FILES small files, a short
+  task whose cost is mostly the fixed cost of a run;
+- true: `true` bare against `ringfence run -p build -- true`: the fixed cost of a
+  run, measured TRUE_REPS times as often (it is short and noisy).
+
+The git overhead (build - bare) is printed against that fixed cost (issue 19
+item 10: a short task costs no more than `run -- true`).
 
 The ratio is sandboxed / bare (issue 12's figures on main: npm 1.27x, venv +
 pip 1.22x, pytest 1.07x; requirement: stay within 10% of those). The workspace
@@ -44,6 +52,8 @@ WHEELS = ["six==1.16.0", "idna==3.7", "attrs==23.2.0", "packaging==24.0",
           "iniconfig==2.0.0", "pluggy==1.5.0"]
 PACKAGES, FILES = 150, 24          # npm: 150 packages x 24 files = 3,600 files
 MODULES, TESTS = 150, 20           # pytest: 3,000 tests
+GIT_FILES = 200                    # git: 200 files in 10 dirs
+TRUE_REPS = 5                      # the fixed-cost row: 5 samples per run
 BASELINE = {"npm install": 1.27, "venv + pip install": 1.22, "pytest": 1.07}
 
 
@@ -102,6 +112,18 @@ def test_suite(ws: Path, modules: int, tests: int) -> None:
         (d / f"test_m{m:04d}.py").write_text(body)
 
 
+def git_tree(ws: Path, files: int) -> None:
+    d = ws / "gitwork"
+    for i in range(files):
+        f = d / f"d{i % 10}" / f"f{i:04d}.txt"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(f"file {i}\n" * 8)
+
+
+GIT = ("cd gitwork && git init -q && git add -A && git -c user.name=bench "
+       "-c user.email=bench@example.invalid -c commit.gpgsign=false commit -q -m bench")
+
+
 def jobs(ws: Path, quick: bool) -> list[dict]:
     """name, argv (run with cwd=ws), clean (paths removed before each run)."""
     py = real_python()
@@ -127,6 +149,11 @@ def jobs(ws: Path, quick: bool) -> list[dict]:
                 "argv": [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                          "suite"],
                 "clean": ["suite/__pycache__"]})
+    git_tree(ws, GIT_FILES)
+    out.append({"name": "git init + add + commit", "files": GIT_FILES,
+                "argv": ["sh", "-c", GIT], "clean": ["gitwork/.git"]})
+    out.append({"name": "true (fixed cost)", "argv": ["true"], "clean": [],
+                "reps": TRUE_REPS})
     return out
 
 
@@ -168,7 +195,7 @@ def measure(runs: int = 3, quick: bool = False, base_dir: str | None = None) -> 
             if job.get("prime"):            # fill the in-workspace npm cache once
                 _clean(ws, job["clean"])
                 _time(job["argv"], ws, env)
-            for i in range(runs):
+            for i in range(runs * job.get("reps", 1)):
                 for key, argv in (("bare", job["argv"]), ("build", sandboxed))[::1 - 2 * (i % 2)]:
                     _clean(ws, job["clean"])
                     dt, err = _time(argv, ws, env)
@@ -189,6 +216,25 @@ def ratio(row: dict) -> float | None:
     return statistics.median(row["build"]) / statistics.median(row["bare"])
 
 
+def _median(row: dict, key: str) -> float | None:
+    return statistics.median(row[key]) if row.get(key) and not row.get("note") else None
+
+
+def short_task(rows: list[dict]) -> dict | None:
+    """The git job's overhead (build - bare) against the fixed cost of a run
+    (`run -p build -- true` - `true`), in seconds; None when either is missing."""
+    by = {r["name"]: r for r in rows}
+    git, true = by.get("git init + add + commit"), by.get("true (fixed cost)")
+    if git is None or true is None:
+        return None
+    vals = [_median(git, "build"), _median(git, "bare"), _median(true, "build"),
+            _median(true, "bare")]
+    if None in vals:
+        return None
+    over, fixed = vals[0] - vals[1], vals[2] - vals[3]
+    return {"git_overhead": over, "fixed_cost": fixed, "within": over <= fixed}
+
+
 def report(rows: list[dict]) -> str:
     out = []
     for r in rows:
@@ -199,8 +245,16 @@ def report(rows: list[dict]) -> str:
                     f"{statistics.median(r['build']):.2f} s" if r["build"] else "n/a",
                     "n/a" if x is None else f"{x:.2f}x",
                     f"{base:.2f}x" if base else "", r["note"]])
-    return table(out, ["job", "bare", "ringfence run -p build", "ratio",
+    text = table(out, ["job", "bare", "ringfence run -p build", "ratio",
                        "issue 12 (main)", "note"])
+    st = short_task(rows)
+    if st is not None:
+        text += (f"\n\ngit commit overhead (build - bare): {st['git_overhead'] * 1000:.0f} ms; "
+                 f"fixed cost of a run (run -p build -- true - true): "
+                 f"{st['fixed_cost'] * 1000:.0f} ms: "
+                 + ("within it" if st["within"] else
+                    f"{(st['git_overhead'] - st['fixed_cost']) * 1000:.0f} ms over it"))
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -211,10 +265,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     rows = measure(args.runs, args.quick, args.dir)
+    load = os.getloadavg()
     if args.json:
-        print(json.dumps([{**r, "ratio": ratio(r)} for r in rows], indent=2))
+        print(json.dumps({"rows": [{**r, "ratio": ratio(r)} for r in rows],
+                          "short_task": short_task(rows), "load_end": load[0]}, indent=2))
     else:
         print(report(rows))
+        print(f"load average at the end: {load[0]:.2f} (2 cores shared: compare ratios)")
     return 0
 
 
