@@ -9,7 +9,9 @@
 
 Each warm row runs twice: with the Session's spare sandbox (compiler/spare.py, the
 default) and without it (``spare=False`` / ``RINGFENCE_SPARE=0`` for the server).
-A "spare" row says how many of its calls really ran in a spare: a call finds none
+Each call follows an untimed 100 ms pause (an agent's think time; the spare of the
+previous call is made then, not while another row is timed). A "spare" row says
+how many of its calls really ran in a spare: a call finds none
 when a path the sandbox mounts, or one of its ancestors, changed in the last
 RACY_NS (2 s), which on a busy shared /tmp is often. ``--base`` puts the workspace
 somewhere quiet.
@@ -35,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import ROOT, Timing, ms, ratio, ringfence_bin, table  # noqa: E402
 
 PROFILES = ("strict", "build")
+PAUSE = 0.1     # untimed, before each call: an agent's think time (a spare is made then)
 
 
 def measure(runs: int, base: str | None = None) -> dict[str, Timing]:
@@ -89,6 +92,7 @@ async def _measure(runs: int, base: str | None = None) -> dict[str, Timing]:
                 jobs[f"session-{p}{k}"] = (lambda s: lambda: _state(s.run("true")))(sess)
             for round_ in range(runs + 2):                 # two warm-up rounds
                 for key, job in jobs.items():
+                    time.sleep(PAUSE)
                     t0 = time.perf_counter()
                     used = job()
                     dt = time.perf_counter() - t0
@@ -96,6 +100,7 @@ async def _measure(runs: int, base: str | None = None) -> dict[str, Timing]:
                         samples[key].append(dt)
                         hits[key] = hits.get(key, 0) + bool(used)
                 for (p, k), client in clients.items():
+                    time.sleep(PAUSE)
                     t0 = time.perf_counter()
                     r = await client.call_tool("shell", {"command": "true"})
                     dt = time.perf_counter() - t0

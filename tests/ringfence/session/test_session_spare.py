@@ -225,12 +225,17 @@ def test_close_leaves_no_bwrap_no_stage_no_cgroup(env):
     pid, stage = spare.proc.pid, spare.setup.stage.path
     cg = getattr(spare.setup.lims, "_dirs", None) or []
     assert os.path.exists(f"/proc/{pid}") and os.path.isdir(stage)
+    from ringfence.staging.stale import recover
+
+    assert recover(os.path.dirname(os.path.dirname(stage))) == []
+    assert os.path.isdir(stage) and spare.setup.stage.meta()["state"] == "spare"   # live
+    assert s._pool._slot is spare and spare.usable(spare.key) is None
     s.close()
     assert not os.path.exists(f"/proc/{pid}") or \
         open(f"/proc/{pid}/stat").read().split()[2] == "Z"
     assert not os.path.exists(stage)
     assert all(not os.path.exists(d) for d in cg)
-    assert f"bwrap --args" not in subprocess.run(
+    assert "bwrap --args" not in subprocess.run(
         ["ps", "-o", "args", "--ppid", str(os.getpid())], capture_output=True,
         text=True).stdout
     r = s.run("echo after close")          # a closed Session still runs, cold
