@@ -252,6 +252,19 @@ def test_a_killed_spare_means_a_cold_run_that_works(env):
         assert s._pool.why_not == "its sandbox died"
 
 
+def test_an_old_spare_is_not_used(env, monkeypatch):
+    from ringfence.compiler import spare as sp
+
+    with ringfence.Session(profile="strict", workspace=str(env.ws), session="o") as s:
+        _ready(s)
+        monkeypatch.setattr(sp, "MAX_AGE", 0.2)
+        time.sleep(0.5)
+        r = s.run("echo fine")
+        assert r.stdout == "fine\n" and not r.spare
+        assert s._pool.why_not in ("it is older than MAX_AGE",
+                                   "no spare was ready")      # the maker expired it first
+
+
 def test_never_for_long_commands_or_when_turned_off(env, monkeypatch):
     with ringfence.Session(profile="strict", workspace=str(env.ws), session="l") as s:
         _ready(s)
