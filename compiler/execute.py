@@ -113,7 +113,7 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
                         degradations, len(recovered) + len(spec.notes), warm)
     finally:
         if fit:
-            pool.want(spec, host, env)      # the next run's sandbox, made ahead
+            pool.want(spec, host, env)      # the next run's sandbox, made after this one
 
 
 def _execute(spec, argv, host, env, timeout, stdin, capture, out, err, degradations,

@@ -89,7 +89,8 @@ def pool_for(owner, wanted: bool | None, env) -> "Pool | None":
 
 @contextmanager
 def active(pool: "Pool | None"):
-    """``pool`` is the current one while the block runs (a Session's run)."""
+    """``pool`` is the current one while the block runs (a Session's run); the
+    caller then ``kick``s it once its Result is ready."""
     if pool is not None:
         pool.used, pool.why_not = False, None
     handle = _CURRENT.set(pool)
@@ -167,6 +168,7 @@ class Pool:
         self._cond = threading.Condition()
         self._slot: Spare | None = None
         self._wanted = None
+        self._next = None               # asked for by the run going on (want, kick)
         self._building = False
         self._epoch = 0                 # runs that asked for a spare
         self._fail: str | None = None   # why the maker made none, last time
@@ -177,11 +179,17 @@ class Pool:
         _POOLS.add(self)
 
     def want(self, spec, host, env) -> None:
-        """Set up a spare for the next run of this spec (in the maker thread)."""
+        """Set up a spare for the next run of this spec, once this run is over
+        (``kick``): made meanwhile, it would slow the run's settle and Result."""
+        self._next = (spec, host, dict(env))
+
+    def kick(self) -> None:
+        """The run is over: the maker thread sets up what ``want`` asked for."""
         with self._cond:
-            if self._closed:
+            wanted, self._next = self._next, None
+            if self._closed or wanted is None:
                 return
-            self._wanted = (spec, host, dict(env))
+            self._wanted = wanted
             if self._thread is None:
                 self._thread = threading.Thread(target=self._make, daemon=True,
                                                 name="ringfence-spare")

@@ -26,6 +26,7 @@ import threading
 import time
 
 from ringfence.ledger import pending as ap
+from ringfence.compiler.spare import active as spare_for_run, pool_for
 from ringfence.ledger.store import Ledger
 from ringfence.rfcore.cancel import CancelToken, activate, current, deactivate
 from ringfence.rfcore.errors import ApprovalError, UsageError
@@ -73,7 +74,6 @@ class Session:
         self._exec = threading.Lock()
         # The next run's sandbox, set up ahead (compiler/spare.py); off with spare=False
         # or RINGFENCE_SPARE=0. Killed by close(), when collected, or at exit.
-        from ringfence.compiler.spare import pool_for
         self._pool = pool_for(self, spare, self.env)
 
     def close(self) -> None:
@@ -114,7 +114,7 @@ class Session:
         token = cancel or CancelToken()
         handle, later = activate(token), _stage_later()
         try:
-            with self._exec, self._spares() as pool:
+            with self._exec, spare_for_run(self._pool) as pool:
                 outcome = govern(req, ledger=self.ledger(), deps=default_deps(),
                                  streams=streams)
                 used = pool is not None and pool.used
@@ -126,6 +126,8 @@ class Session:
         result = self._result(outcome.run_id, streams, state=outcome.state,
                               approval_id=outcome.approval_id, reasons=outcome.reasons,
                               command=command, spare=used)
+        if pool is not None:
+            pool.kick()             # the next run's spare, made once this Result is ready
         if result.waiting and self.on_approval is not None:
             return self._ask(result, on_output, cancel)
         return result
@@ -177,7 +179,7 @@ class Session:
         self._inflight[a.run_id] = token
         handle, later = activate(token), _stage_later()
         try:
-            with self._exec, self._spares() as pool:
+            with self._exec, spare_for_run(self._pool) as pool:
                 approve(a.id, scope=d["decision"], session=d.get("session") or None,
                         ledger=led, deps=default_deps(), streams=streams)
                 used = pool is not None and pool.used
@@ -196,14 +198,11 @@ class Session:
         truncated = streams.out.truncated or streams.err.truncated
         decisions.save_output(led, a.run_id, a.id, streams.out.value(), streams.err.value(),
                               truncated)
-        return self._result(a.run_id, streams, approval_id=a.id, reasons=a.reasons,
-                            command=a.command, where=a.where, spare=used)
-
-    def _spares(self):
-        """This Session's spare pool, current for the run (compiler/spare.py)."""
-        from ringfence.compiler.spare import active
-
-        return active(self._pool)
+        result = self._result(a.run_id, streams, approval_id=a.id, reasons=a.reasons,
+                              command=a.command, where=a.where, spare=used)
+        if pool is not None:
+            pool.kick()
+        return result
 
     def pending(self) -> list[dict]:
         """This session's requests waiting for a person, with any recorded decision."""
