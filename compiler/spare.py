@@ -55,6 +55,7 @@ from .sparecheck import MAX_ARGV, _racy, fits, key, paths, sample  # noqa: F401
 MAX_AGE = 600.0             # seconds a spare may wait before it is replaced
 READY_WAIT = 10.0           # seconds a launcher has to say it is ready
 RACY_WAIT = 3.0             # seconds the maker waits for a racy sample to settle
+SETTLE = 0.03               # seconds between a run's end and its spare's set-up
 
 
 def launcher(r: int, w: int) -> str:
@@ -241,6 +242,15 @@ class Pool:
             with self._cond:
                 self._cond.wait_for(lambda: self._closed or self._wanted is not None
                                     or self._expired(), MAX_AGE / 4)
+                if self._wanted is not None and not self._closed:
+                    # Let the caller deliver its Result first (an MCP reply): the set-up
+                    # holds the GIL for a few ms. A run meanwhile starts cold at once.
+                    epoch = self._epoch
+                    self._cond.wait_for(lambda: self._closed or self._epoch != epoch,
+                                        SETTLE)
+                    if self._epoch != epoch:
+                        self._wanted = None
+                        continue
                 if self._closed:
                     return
                 if self._wanted is not None:
