@@ -291,3 +291,59 @@ def test_a_dead_processes_spare_stage_is_removed_by_recover(env):
         r = s.run("true")
     assert r.state == "completed" and not os.path.exists(stage)
     assert not any("RF642" in n for n in r.notes)
+
+
+def test_the_mcp_server_uses_a_spare_and_kills_it_when_it_exits(env):
+    import sys
+
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    def server(spare: str) -> StdioServerParameters:
+        return StdioServerParameters(
+            command=sys.executable, args=["-m", "ringfence", "mcp", "-p", "strict", "-w",
+                                          str(env.ws)],
+            env={**env.env(), "RINGFENCE_SPARE": spare}, cwd=str(env.ws))
+
+    cmd = "echo out; echo err >&2; cat .env; exit 4"
+    made: list = []
+
+    def _spare_stages() -> list:
+        import json
+
+        root = env.state / "stage"
+        found = []
+        for p in root.iterdir() if root.is_dir() else ():
+            meta = p / "meta.json"
+            if meta.is_file() and json.loads(meta.read_text()).get("state") == "spare":
+                found.append(p)
+        return found
+
+    async def calls(spare: str) -> list[dict]:
+        out = []
+        async with Client(server(spare), mode="legacy") as c:
+            end = time.monotonic() + WAIT
+            while time.monotonic() < end:
+                r = (await c.call_tool("shell", {"command": cmd})).structured_content
+                out.append(r)
+                if r["spare"] or spare == "0" and len(out) == 3:
+                    break
+                await anyio.sleep(0.3)
+            while spare == "1" and not _spare_stages() and time.monotonic() < end:
+                await anyio.sleep(0.05)     # the next spare, made after this call
+            made.extend(_spare_stages())
+        return out
+
+    warm = anyio.run(calls, "1")
+    cold = anyio.run(calls, "0")
+    assert warm[-1]["spare"], "the server never used a spare"
+    assert not any(r["spare"] for r in cold)
+    keys = ("state", "exit_code", "stdout", "stderr")
+    assert [warm[-1][k] for k in keys] == [cold[-1][k] for k in keys]
+    assert SECRET_DOTENV not in warm[-1]["stdout"] + warm[-1]["stderr"]
+    # The server has exited: its spare went with it (no stage left, none running).
+    assert made, "no spare stage was seen while the server ran"
+    time.sleep(0.5)
+    assert not any(p.exists() for p in made) and _spare_stages() == []
+    assert str(env.ws) not in _ps()
