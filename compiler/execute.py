@@ -108,9 +108,16 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
     pool = spares.current() if spares is not None else None
     fit = pool is not None and spares.fits(spec, argv, stdin)
     warm = pool.take(spec, argv, host, env) if fit else None
+    shown = len(recovered) + len(spec.notes)
     try:
+        if warm is not None:
+            try:
+                return _execute(spec, argv, host, env, timeout, stdin, capture, out, err,
+                                list(degradations), shown, warm)
+            except spares.SpareGone:
+                pool.used, pool.why_not = False, "its sandbox died as it was handed the run"
         return _execute(spec, argv, host, env, timeout, stdin, capture, out, err,
-                        degradations, len(recovered) + len(spec.notes), warm)
+                        degradations, shown, None)
     finally:
         if fit:
             pool.want(spec, host, env)      # the next run's sandbox, made after this one

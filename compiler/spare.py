@@ -101,6 +101,10 @@ def active(pool: "Pool | None"):
         _CURRENT.reset(handle)
 
 
+class SpareGone(Exception):
+    """The spare died as it was handed its argv: nothing ran; the run starts cold."""
+
+
 class Spare:
     """A started sandbox whose launcher waits for its argv (the module doc)."""
 
@@ -133,6 +137,12 @@ class Spare:
             view = memoryview(data)
             while view:
                 view = view[os.write(self.argv_w, view):]
+        except OSError:         # EPIPE: the launcher died; it ran nothing (not all words)
+            self.proc.kill()
+            self.proc.wait()
+            for pipe in (self.proc.stdout, self.proc.stderr):
+                pipe.close()
+            raise SpareGone() from None
         finally:
             os.close(self.argv_w)
             self.argv_w = None

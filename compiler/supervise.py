@@ -102,7 +102,12 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
     try:
         if started is not None:
             # The subreaper is on before the handoff: the sandbox's init comes to us.
-            proc = started.release()
+            try:
+                proc = started.release()
+            except BaseException:       # the spare died (spare.SpareGone): run cold
+                if reaper is not None:
+                    reaper.release()
+                raise
             start = time.monotonic()        # the timeout runs from the handoff
         else:
             proc = subprocess.Popen(

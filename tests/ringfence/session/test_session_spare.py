@@ -42,7 +42,11 @@ def env(monkeypatch):
         BASE.chmod(0o1777)
     if not os.access(BASE, os.W_OK | os.X_OK):
         pytest.skip(f"{BASE} is missing or not writable (a root run makes it)")
-    box = make_box(str(BASE))
+    # One parent per user: a root run and an unprivileged one at the same time must not
+    # change each other's ancestors (that would make their spares stale, rightly).
+    mine = BASE / str(os.getuid())
+    mine.mkdir(exist_ok=True)
+    box = make_box(str(mine))
     for k, v in box.env().items():
         monkeypatch.setenv(k, v)
     for k in ("RINGFENCE_PROFILE", "RINGFENCE_SESSION", "RINGFENCE_SPARE"):
@@ -250,6 +254,23 @@ def test_a_killed_spare_means_a_cold_run_that_works(env):
         r = s.run("echo fine")
         assert r.state == "completed" and r.stdout == "fine\n" and not r.spare
         assert s._pool.why_not == "its sandbox died"
+
+
+def test_a_spare_that_dies_as_it_is_handed_the_run_means_a_cold_run(env, monkeypatch):
+    from ringfence.compiler import spare as sp
+
+    with ringfence.Session(profile="build", workspace=str(env.ws), session="d") as s:
+        _ready(s)
+        spare = s._pool._slot
+        spare.proc.kill()
+        spare.proc.wait()
+        time.sleep(0.2)                 # its sandbox (and launcher) died with bwrap
+        monkeypatch.setattr(sp.Spare, "usable", lambda self, ident: None)
+        r = s.run("echo fine > f.txt; cat f.txt")
+        assert r.state == "completed" and r.stdout == "fine\n" and not r.spare
+        assert s._pool.why_not == "its sandbox died as it was handed the run"
+        assert (env.ws / "f.txt").read_text() == "fine\n"
+        assert not os.path.exists(spare.setup.stage.path)
 
 
 def test_an_old_spare_is_not_used(env, monkeypatch):
