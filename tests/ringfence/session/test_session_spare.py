@@ -299,9 +299,9 @@ def test_never_for_long_commands_or_when_turned_off(env, monkeypatch):
 def test_a_dead_processes_spare_stage_is_removed_by_recover(env):
     code = ("import ringfence, os, time\n"
             f"s = ringfence.Session(profile='strict', workspace={str(env.ws)!r})\n"
-            "s.run('true')\n"
-            "end = time.monotonic() + 20\n"
-            "while s._pool._slot is None and time.monotonic() < end: time.sleep(0.05)\n"
+            "end = time.monotonic() + 30\n"
+            "while s._pool._slot is None and time.monotonic() < end:\n"
+            "    s.run('true'); time.sleep(0.5)       # a racy first sample makes none\n"
             "print(s._pool._slot.setup.stage.path, flush=True)\n"
             "os.kill(os.getpid(), 9)\n")
     p = subprocess.run([__import__("sys").executable, "-c", code], capture_output=True,
