@@ -1,0 +1,106 @@
+"""Attack review of the spare sandbox (issue 24 item 4, review r24s): what a run on
+a spare did that a cold run at the same moment would not. Each test asserts on the
+host side (the file written or not, the process gone) and compares with a cold
+Session where the difference is the point. Fixtures from test_session_spare.py."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+
+import ringfence
+from tests.ringfence.session.test_session_spare import _ready, env, pytestmark  # noqa: F401
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+def _run_while_closed(s, box) -> ringfence.Result:
+    """Run a command that writes after 3 s; close the Session 1.5 s in."""
+    out: dict = {}
+    t = threading.Thread(target=lambda: out.update(
+        r=s.run("sleep 3; echo done > late.txt; echo out")))
+    t.start()
+    time.sleep(1.5)
+    s.close()
+    t.join(60)
+    return out["r"]
+
+
+def test_closing_a_session_does_not_kill_a_run_that_is_on_its_spare(env):
+    # The spare's bwrap is forked by the pool's maker thread, and --die-with-parent
+    # fires when that *thread* ends: close() used to end it, SIGKILLing the run in
+    # flight (exit 137, `failed`, its writes lost). A cold run just finishes.
+    cold = ringfence.Session(profile="build", workspace=str(env.ws), session="c",
+                             spare=False)
+    c = _run_while_closed(cold, env)
+    assert (c.state, c.exit_code, c.stdout) == ("completed", 0, "out\n")
+    assert (env.ws / "late.txt").read_text() == "done\n"
+    (env.ws / "late.txt").unlink()
+    warm = ringfence.Session(profile="build", workspace=str(env.ws), session="w")
+    _ready(warm)
+    w = _run_while_closed(warm, env)
+    assert w.spare
+    assert (w.state, w.exit_code, w.stdout) == ("completed", 0, "out\n")
+    assert (env.ws / "late.txt").read_text() == "done\n"      # applied on the host
+    # ... and once that run is over, close() still leaves no spare behind.
+    assert warm._pool is None
+    assert "bwrap --args" not in subprocess.run(
+        ["ps", "-o", "args", "--ppid", str(os.getpid())], capture_output=True,
+        text=True).stdout
+
+
+def test_a_run_refused_cold_for_stage_space_is_refused_on_a_spare_too(env, monkeypatch):
+    # RF622: below the minimum free space a run is refused, nothing runs (exit 125).
+    # The spare checked the space when it was set up, minutes before.
+    from ringfence.staging import mount
+
+    results = []
+    for spare in (False, True):
+        with ringfence.Session(profile="build", workspace=str(env.ws), spare=spare) as s:
+            if spare:
+                _ready(s)
+            with monkeypatch.context() as m:
+                m.setattr(mount, "free_space", lambda path: (1024, 10))
+                r = s.run("echo ran > ran.txt")
+            results.append(r)
+            assert not r.spare
+            assert (r.state, r.exit_code) == ("sandbox_error", 125)
+            assert any("RF622" in n for n in r.notes)
+            assert not (env.ws / "ran.txt").exists()
+    assert results[1].notes == results[0].notes
+
+
+def test_a_spare_taken_but_never_handed_its_argv_is_killed_and_reaped(env, monkeypatch):
+    # Anything raised between take() and the handoff (a KeyboardInterrupt from the
+    # person's ^C, an OSError setting the subreaper) left the taken spare's bwrap
+    # (alive without a cgroup, a zombie with one) and its argv pipe open until exit.
+    from ringfence.compiler import supervise as sv
+
+    s = ringfence.Session(profile="build", workspace=str(env.ws), session="i")
+    try:
+        _ready(s)
+        spare = s._pool._slot
+        pid, stage = spare.proc.pid, spare.setup.stage.path
+
+        def interrupted(*a, **k):
+            raise KeyboardInterrupt
+        monkeypatch.setattr(sv, "TermGuard", interrupted)
+        try:
+            s.run("echo x > never.txt")
+        except KeyboardInterrupt:
+            pass
+        monkeypatch.undo()
+        assert _state(pid) == "gone", _state(pid)
+        assert spare.argv_w is None
+        assert not os.path.exists(stage)
+        assert not (env.ws / "never.txt").exists()
+    finally:
+        s.close()
