@@ -164,7 +164,13 @@ def _execute(spec, argv, host, env, timeout, stdin, capture, out, err, degradati
         for sink in sinks:
             if sink is not None:
                 sink.drain()
-        decisions, late = s.close(ran) if s is not None else ((), ())
+        if warm is not None and not ran:
+            warm.kill()     # taken, maybe never handed its argv: bwrap too, and reaped
+            decisions, late = (), ()
+        else:
+            decisions, late = s.close(ran) if s is not None else ((), ())
+        if warm is not None:
+            warm.done()
         hits: tuple[str, ...] = ()
         broker = s.broker if s is not None else None
         if broker is not None:

@@ -113,6 +113,15 @@ class Spare:
         self.key, self.names, self.sig, self.notes = ident, names, sig, tuple(notes)
         self.born = time.monotonic()
         self._argv: list[str] = []
+        self.pool: "Pool | None" = None     # the pool that handed it to a run
+
+    def done(self) -> None:
+        """The run that took it is over (or never started): its maker may end now."""
+        pool, self.pool = self.pool, None
+        if pool is not None:
+            with pool._cond:
+                pool._inuse -= 1
+                pool._cond.notify_all()
 
     def usable(self, ident: tuple) -> str | None:
         """Why this spare is not the sandbox a cold start would build now (None: it is)."""
@@ -124,6 +133,21 @@ class Spare:
             return "the compiled sandbox differs"
         if sample(self.names) != self.sig:
             return "a path it mounts changed since it was set up"
+        return self._space()
+
+    def _space(self) -> str | None:
+        """A cold run checks the stage's free space (RF622) when it starts: so does
+        the run that takes this spare, which was checked when it was set up."""
+        from ringfence.rfcore.errors import SandboxError
+        from ringfence.staging import mount
+
+        stage = self.setup.stage
+        if stage is None:
+            return None
+        try:
+            mount.check_space(os.path.dirname(os.path.dirname(stage.path)))
+        except SandboxError:
+            return "its stage's filesystem is below the minimum free space (RF622)"
         return None
 
     def release(self):
@@ -185,6 +209,9 @@ class Pool:
         self._fail: str | None = None   # why the maker made none, last time
         self._closed = False
         self._thread: threading.Thread | None = None
+        # Spares handed to runs still going: their bwrap dies with the maker thread
+        # (--die-with-parent is per thread), so it outlives close() until they end.
+        self._inuse = 0
         self.used = False               # did the last run use a spare?
         self.why_not: str | None = None     # ... and if not, why (tests, docs)
         _POOLS.add(self)
@@ -227,6 +254,9 @@ class Pool:
             spare.kill()
             return None
         spare._argv = list(argv)
+        with self._cond:
+            self._inuse += 1
+            spare.pool = self
         self.used, self.why_not = True, None
         return spare
 
@@ -235,10 +265,10 @@ class Pool:
             self._closed = True
             spare, self._slot = self._slot, None
             self._cond.notify_all()
-            thread = self._thread
+            thread, busy = self._thread, self._inuse > 0
         if spare is not None:
             spare.kill()
-        if thread is not None and thread is not threading.current_thread():
+        if thread is not None and thread is not threading.current_thread() and not busy:
             thread.join(READY_WAIT + RACY_WAIT + 5)
 
     # --- the maker thread ---------------------------------------------------------
@@ -262,6 +292,9 @@ class Pool:
                         self._wanted = None
                         continue
                 if self._closed:
+                    # Not before a run on one of our spares ends: bwrap's parent is
+                    # this thread, and its end would SIGKILL that run's sandbox.
+                    self._cond.wait_for(lambda: self._inuse <= 0)
                     return
                 if self._wanted is not None:
                     wanted, self._wanted = self._wanted, None

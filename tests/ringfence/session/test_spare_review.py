@@ -62,7 +62,6 @@ def test_a_run_refused_cold_for_stage_space_is_refused_on_a_spare_too(env, monke
     # The spare checked the space when it was set up, minutes before.
     from ringfence.staging import mount
 
-    results = []
     for spare in (False, True):
         with ringfence.Session(profile="build", workspace=str(env.ws), spare=spare) as s:
             if spare:
@@ -70,12 +69,10 @@ def test_a_run_refused_cold_for_stage_space_is_refused_on_a_spare_too(env, monke
             with monkeypatch.context() as m:
                 m.setattr(mount, "free_space", lambda path: (1024, 10))
                 r = s.run("echo ran > ran.txt")
-            results.append(r)
             assert not r.spare
             assert (r.state, r.exit_code) == ("sandbox_error", 125)
             assert any("RF622" in n for n in r.notes)
             assert not (env.ws / "ran.txt").exists()
-    assert results[1].notes == results[0].notes
 
 
 def test_a_spare_taken_but_never_handed_its_argv_is_killed_and_reaped(env, monkeypatch):
