@@ -2,7 +2,8 @@
 build now, and which runs may use one at all.
 
 ``key``: the spec's digest, the environment bwrap sets (``env_args``), bwrap, the
-interpreter and the arch. ``paths``/``sample``: every host path the spec mounts
+interpreter, the arch, and what the sandbox inherits from this process (umask,
+rlimits, nice, CPU affinity: ``inherited``). ``paths``/``sample``: every host path the spec mounts
 from or onto, and each of its ancestors, with (st_dev, st_ino, st_mtime_ns,
 st_ctime_ns); a mount's own source or target by identity only (the module doc of
 ``paths`` says why). ``_racy``: a sampled time within RACY_NS of the sample, which
@@ -39,7 +40,28 @@ def fits(spec, argv, stdin) -> bool:
 def key(spec, host, env) -> tuple:
     from .backends.bwrap import env_args
 
-    return (spec.digest(), tuple(env_args(spec, env)), host.bwrap, host.python, host.arch)
+    return (spec.digest(), tuple(env_args(spec, env)), host.bwrap, host.python, host.arch,
+            inherited())
+
+
+def inherited() -> tuple:
+    """What the sandbox inherits from this process when bwrap is forked, that the spec
+    does not say: the umask, every rlimit, the nice value, the CPU affinity. A spare
+    forked before the process changed one would give the run the old one."""
+    import resource
+
+    mask: object = object()         # unknown: never equal, no spare
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    mask = line.split()[1]
+    except OSError:
+        pass
+    limits = tuple(resource.getrlimit(getattr(resource, n)) for n in sorted(dir(resource))
+                   if n.startswith("RLIMIT_"))
+    return (mask, limits, os.getpriority(os.PRIO_PROCESS, 0), tuple(sorted(
+        os.sched_getaffinity(0))))
 
 
 def paths(spec) -> tuple[tuple[str, bool], ...]:

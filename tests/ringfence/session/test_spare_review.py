@@ -101,3 +101,28 @@ def test_a_spare_taken_but_never_handed_its_argv_is_killed_and_reaped(env, monke
         assert not (env.ws / "never.txt").exists()
     finally:
         s.close()
+
+
+def test_a_spare_is_not_used_once_the_processs_umask_or_rlimits_changed(env):
+    # The sandbox inherits the umask and rlimits of the process when bwrap is forked:
+    # a spare forked before the host process tightened them gave the run the old ones
+    # (a file it wrote reached the host 0644 under umask 077).
+    import resource
+
+    old_mask = os.umask(0o022)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        with ringfence.Session(profile="build", workspace=str(env.ws), session="u") as s:
+            _ready(s)
+            os.umask(0o077)
+            r = s.run("umask; echo x > private.txt")
+            assert r.state == "completed" and r.stdout == "0077\n" and not r.spare
+            assert os.stat(env.ws / "private.txt").st_mode & 0o777 == 0o600
+            assert s._pool.why_not == "the compiled sandbox differs"
+            _ready(s)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft - 1, hard))
+            r = s.run("ulimit -n")
+            assert r.stdout == f"{soft - 1}\n" and not r.spare
+    finally:
+        os.umask(old_mask)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
