@@ -58,14 +58,26 @@ RACY_WAIT = 3.0             # seconds the maker waits for a racy sample to settl
 SETTLE = 0.03               # seconds between a run's end and its spare's set-up
 
 
+# The launcher's shell variables: an exported variable of the same name (the
+# profile's [env] set) would reach the command changed, so a spare is never used for
+# an environment that names one (Pool.take).
+VARS = ("_rf_spare_n", "_rf_spare_a", "_rf_spare_x")
+
+
 def launcher(r: int, w: int) -> str:
     """The spare's command: say ready on ``w``, then read a count and exactly that
     many NUL-terminated words from ``r``, close both, and exec them; anything short
     (EOF: the spare was discarded) runs nothing."""
-    return (f'printf . >&{w}; exec {w}>&-; IFS= read -r -d "" n <&{r} || exit 0; '
-            f'a=(); while [ ${{#a[@]}} -lt "$n" ] && IFS= read -r -d "" x <&{r}; '
-            f'do a+=("$x"); done; [ ${{#a[@]}} -eq "$n" ] || exit 0; exec {r}<&-; '
-            'exec "${a[@]}"')
+    n, a, x = VARS
+    return (f'printf . >&{w}; exec {w}>&-; IFS= read -r -d "" {n} <&{r} || exit 0; '
+            f'{a}=(); while [ ${{#{a}[@]}} -lt "${n}" ] && IFS= read -r -d "" {x} <&{r}; '
+            f'do {a}+=("${x}"); done; [ ${{#{a}[@]}} -eq "${n}" ] || exit 0; exec {r}<&-; '
+            f'exec "${{{a}[@]}}"')
+
+
+def _sets_ours(env_args: tuple) -> bool:
+    return any(env_args[i + 1] in VARS for i, arg in enumerate(env_args[:-1])
+               if arg == "--setenv")
 
 
 _CURRENT: ContextVar["Pool | None"] = ContextVar("ringfence_spare", default=None)
@@ -248,7 +260,10 @@ class Pool:
             fail, self._fail = self._fail, None
             self.why_not = "no spare was ready" + (f" ({fail})" if fail else "")
             return None
-        why = spare.usable(key(spec, host, env))
+        ident = key(spec, host, env)
+        why = spare.usable(ident)
+        if why is None and _sets_ours(ident[1]):
+            why = "the environment sets a variable the launcher uses"
         if why is not None:
             self.why_not = why
             spare.kill()

@@ -126,3 +126,32 @@ def test_a_spare_is_not_used_once_the_processs_umask_or_rlimits_changed(env):
     finally:
         os.umask(old_mask)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_the_launchers_own_variables_never_reach_the_command(env):
+    # The launcher read the argv into shell variables n, x and a: a profile setting
+    # one of those (exported) gave the command the word count, its own command
+    # string, or nothing at all instead of the profile's value.
+    from ringfence.compiler.spare import VARS
+
+    names = ("n", "x", "a") + VARS
+    sets = ", ".join(f'{n} = "V-{n}"' for n in names)
+    (env.ws / ".ringfence.toml").write_text(f'extends = "build"\n[env]\nset = {{ {sets} }}\n')
+    cmd = "echo " + " ".join(f"{n}=${{{n}-unset}}" for n in names)
+    want = " ".join(f"{n}=V-{n}" for n in names) + "\n"
+    time.sleep(2.5)         # RACY_NS: the maker would wait for the new profile file
+    with ringfence.Session(workspace=str(env.ws), session="v") as s:
+        assert s.run(cmd).stdout == want
+        end = time.monotonic() + 20
+        while s._pool._slot is None and time.monotonic() < end:     # made, not used
+            time.sleep(0.05)
+        r = s.run(cmd)
+        assert r.stdout == want and not r.spare     # it sets the launcher's names
+        assert s._pool.why_not == "the environment sets a variable the launcher uses"
+    (env.ws / ".ringfence.toml").write_text('extends = "build"\n[env]\n'
+                                            'set = { n = "N", x = "X", a = "A" }\n')
+    with ringfence.Session(workspace=str(env.ws), session="v2") as s:
+        s.run("true")
+        _ready(s)
+        r = s.run("echo $n $x $a")
+        assert r.spare and r.stdout == "N X A\n"
