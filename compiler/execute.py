@@ -135,6 +135,9 @@ def _execute(spec, argv, host, env, timeout, stdin, capture, out, err, degradati
         if warm is not None:
             s = warm.setup
             degradations.extend(warm.notes)
+            for note in warm.notes:     # printed as a cold start prints them (startup.py)
+                if note.code != "RF626" or os.geteuid() == 0:
+                    warn(note)
         else:
             s = Setup.build(spec, argv, host=host, env=env, degradations=degradations,
                             shown=shown)

@@ -155,3 +155,22 @@ def test_the_launchers_own_variables_never_reach_the_command(env):
         _ready(s)
         r = s.run("echo $n $x $a")
         assert r.spare and r.stdout == "N X A\n"
+
+
+def test_a_spares_degradations_are_printed_when_a_run_uses_it(env, monkeypatch, capfd):
+    # A cold run prints each degradation (RF606: no seccomp filter) to stderr as its
+    # sandbox is set up; the spare was set up quietly, so the run on it printed none.
+    from ringfence.compiler import seccomp
+
+    def no_filter(*a, **k):
+        raise ValueError("no filter in this test")
+    monkeypatch.setattr(seccomp, "build_filter", no_filter)
+    for spare in (False, True):
+        with ringfence.Session(profile="strict", workspace=str(env.ws), spare=spare) as s:
+            if spare:
+                _ready(s)
+            capfd.readouterr()
+            r = s.run("true")
+            err = capfd.readouterr().err
+            assert r.spare == spare and r.state == "completed"
+            assert err.count("RF606") == 1, (spare, err)
