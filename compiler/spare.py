@@ -60,15 +60,18 @@ SETTLE = 0.03               # seconds between a run's end and its spare's set-up
 
 # The launcher's shell variables: an exported variable of the same name (the
 # profile's [env] set) would reach the command changed, so a spare is never used for
-# an environment that names one (Pool.take).
-VARS = ("_rf_spare_n", "_rf_spare_a", "_rf_spare_x")
+# an environment that names one (Pool.take). The launcher is `bash -p` (privileged
+# mode: no $BASH_ENV/$ENV sourced when the spare is set up, before the run is even
+# decided; no functions imported, their env entries passed on verbatim), which
+# rewrites an exported SHELLOPTS or BASHOPTS: never for an environment setting those.
+VARS = ("_rf_spare_n", "_rf_spare_a", "_rf_spare_x", "SHELLOPTS", "BASHOPTS")
 
 
 def launcher(r: int, w: int) -> str:
-    """The spare's command: say ready on ``w``, then read a count and exactly that
+    """The spare's command (run by ``bash -p``): say ready on ``w``, then read a count and exactly that
     many NUL-terminated words from ``r``, close both, and exec them; anything short
     (EOF: the spare was discarded) runs nothing."""
-    n, a, x = VARS
+    n, a, x = VARS[:3]
     return (f'printf . >&{w}; exec {w}>&-; IFS= read -r -d "" {n} <&{r} || exit 0; '
             f'{a}=(); while [ ${{#{a}[@]}} -lt "${n}" ] && IFS= read -r -d "" {x} <&{r}; '
             f'do {a}+=("${x}"); done; [ ${{#{a}[@]}} -eq "${n}" ] || exit 0; exec {r}<&-; '
@@ -366,7 +369,7 @@ class Pool:
         proc = None
         try:
             # bwrap passes inherited fds through: the launcher reads the pipes there.
-            s = Setup.build(spec, ["bash", "-c", launcher(argv_r, ready_w)], host=host,
+            s = Setup.build(spec, ["bash", "-p", "-c", launcher(argv_r, ready_w)], host=host,
                             env=env, degradations=notes, shown=None, stage_state="spare")
             proc = subprocess.Popen(s.bargv, env=dict(HOST_ENV), stdin=subprocess.DEVNULL,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -3,7 +3,7 @@ build now, and which runs may use one at all.
 
 ``key``: the spec's digest, the environment bwrap sets (``env_args``), bwrap, the
 interpreter, the arch, and what the sandbox inherits from this process (umask,
-rlimits, nice, CPU affinity: ``inherited``). ``paths``/``sample``: every host path the spec mounts
+ignored and blocked signals, rlimits, nice, CPU affinity: ``inherited``). ``paths``/``sample``: every host path the spec mounts
 from or onto, and each of its ancestors, with (st_dev, st_ino, st_mtime_ns,
 st_ctime_ns); a mount's own source or target by identity only (the module doc of
 ``paths`` says why). ``_racy``: a sampled time within RACY_NS of the sample, which
@@ -46,16 +46,19 @@ def key(spec, host, env) -> tuple:
 
 def inherited() -> tuple:
     """What the sandbox inherits from this process when bwrap is forked, that the spec
-    does not say: the umask, every rlimit, the nice value, the CPU affinity. A spare
-    forked before the process changed one would give the run the old one."""
+    does not say: the umask, the ignored signals and this *thread's* blocked ones
+    (the maker thread forks a spare, the run's thread a cold start), every rlimit,
+    the nice value, the CPU affinity. A spare forked before the process changed one
+    would give the run the old one."""
     import resource
 
     mask: object = object()         # unknown: never equal, no spare
     try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    mask = line.split()[1]
+        with open("/proc/thread-self/status", encoding="ascii", errors="replace") as fh:
+            got = {k: v.strip() for k, _, v in (ln.partition(":") for ln in fh)
+                   if k in ("Umask", "SigIgn", "SigBlk")}
+        if len(got) == 3:
+            mask = tuple(sorted(got.items()))
     except OSError:
         pass
     limits = tuple(resource.getrlimit(getattr(resource, n)) for n in sorted(dir(resource))
