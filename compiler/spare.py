@@ -50,21 +50,13 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from .secretmasks import RACY_NS
-from .sparecheck import MAX_ARGV, _racy, fits, key, paths, sample  # noqa: F401
+from .sparecheck import (MAX_ARGV, VARS, _racy, _sets_ours, fits, key, paths,  # noqa: F401
+                         sample, stage_space)
 
 MAX_AGE = 600.0             # seconds a spare may wait before it is replaced
 READY_WAIT = 10.0           # seconds a launcher has to say it is ready
 RACY_WAIT = 3.0             # seconds the maker waits for a racy sample to settle
 SETTLE = 0.03               # seconds between a run's end and its spare's set-up
-
-
-# The launcher's shell variables: an exported variable of the same name (the
-# profile's [env] set) would reach the command changed, so a spare is never used for
-# an environment that names one (Pool.take). The launcher is `bash -p` (privileged
-# mode: no $BASH_ENV/$ENV sourced when the spare is set up, before the run is even
-# decided; no functions imported, their env entries passed on verbatim), which
-# rewrites an exported SHELLOPTS or BASHOPTS: never for an environment setting those.
-VARS = ("_rf_spare_n", "_rf_spare_a", "_rf_spare_x", "SHELLOPTS", "BASHOPTS")
 
 
 def launcher(r: int, w: int) -> str:
@@ -76,11 +68,6 @@ def launcher(r: int, w: int) -> str:
             f'{a}=(); while [ ${{#{a}[@]}} -lt "${n}" ] && IFS= read -r -d "" {x} <&{r}; '
             f'do {a}+=("${x}"); done; [ ${{#{a}[@]}} -eq "${n}" ] || exit 0; exec {r}<&-; '
             f'exec "${{{a}[@]}}"')
-
-
-def _sets_ours(env_args: tuple) -> bool:
-    return any(env_args[i + 1] in VARS for i, arg in enumerate(env_args[:-1])
-               if arg == "--setenv")
 
 
 _CURRENT: ContextVar["Pool | None"] = ContextVar("ringfence_spare", default=None)
@@ -148,22 +135,7 @@ class Spare:
             return "the compiled sandbox differs"
         if sample(self.names) != self.sig:
             return "a path it mounts changed since it was set up"
-        return self._space()
-
-    def _space(self) -> str | None:
-        """A cold run checks the stage's free space (RF622) when it starts: so does
-        the run that takes this spare, which was checked when it was set up."""
-        from ringfence.rfcore.errors import SandboxError
-        from ringfence.staging import mount
-
-        stage = self.setup.stage
-        if stage is None:
-            return None
-        try:
-            mount.check_space(os.path.dirname(os.path.dirname(stage.path)))
-        except SandboxError:
-            return "its stage's filesystem is below the minimum free space (RF622)"
-        return None
+        return stage_space(self.setup.stage)
 
     def release(self):
         """Hand the argv over; returns the running bwrap's Popen (supervise)."""

@@ -22,6 +22,14 @@ from .secretmasks import RACY_NS
 
 MAX_ARGV = 4096             # bytes of argv a spare takes (bash's read is bytewise)
 
+# The launcher's shell variables: an exported variable of the same name (the
+# profile's [env] set) would reach the command changed, so a spare is never used for
+# an environment that names one (Pool.take). The launcher is `bash -p` (privileged
+# mode: no $BASH_ENV/$ENV sourced when the spare is set up, before the run is even
+# decided; no functions imported, their env entries passed on verbatim), which
+# rewrites an exported SHELLOPTS or BASHOPTS: never for an environment setting those.
+VARS = ("_rf_spare_n", "_rf_spare_a", "_rf_spare_x", "SHELLOPTS", "BASHOPTS")
+
 
 def fits(spec, argv, stdin) -> bool:
     """May a run of ``argv`` use (and leave) a spare at all? (the module doc)"""
@@ -114,3 +122,23 @@ def _racy(sig: tuple, at: int) -> int:
     late = [t for s in sig if s is not None and len(s) > 2 for t in (s[2], s[3])
             if t > at - RACY_NS]
     return max(late) if late else 0
+
+
+def _sets_ours(env_args: tuple) -> bool:
+    return any(env_args[i + 1] in VARS for i, arg in enumerate(env_args[:-1])
+               if arg == "--setenv")
+
+
+def stage_space(stage) -> str | None:
+    """A cold run checks the stage's free space (RF622) when it starts: so does the
+    run that takes a spare, whose space was checked when it was set up."""
+    from ringfence.rfcore.errors import SandboxError
+    from ringfence.staging import mount
+
+    if stage is None:
+        return None
+    try:
+        mount.check_space(os.path.dirname(os.path.dirname(stage.path)))
+    except SandboxError:
+        return "its stage's filesystem is below the minimum free space (RF622)"
+    return None
