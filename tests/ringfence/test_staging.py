@@ -244,3 +244,20 @@ def test_record_is_exact_and_copy_ups_are_not_changes(box):
     assert ch["deleted"] == ["gone/g", "server.pem", "sub/.env.local"]
     assert sorted(os.listdir(box.ws / "sub")) == ["s"]
     assert not (box.ws / "gone").exists() and (box.ws / "keep").is_dir()
+
+
+def test_the_stage_is_mounted_volatile_and_still_applied_and_removed(box):
+    """Issue 19 item 10: the overlay skips every sync to the stage's filesystem (a
+    copy-up's fsync, the syncfs when the sandbox ends). What the run wrote, a
+    copy-up included, is still recorded, applied and the stage removed."""
+    (box.ws / "d").mkdir()
+    (box.ws / "d" / "f").write_text("f\n")
+    r = run(box, (f"grep ' {box.ws} ' /proc/self/mountinfo; echo m >> d/f; sync d/f; "
+                  "mkdir -p n && echo n > n/n && sync"))
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if " - overlay " in x)
+    opts = line.split(" - overlay ", 1)[1].split(",")
+    assert "volatile" in opts or "fsync=volatile" in opts, line
+    assert (box.ws / "d" / "f").read_text() == "f\nm\n"
+    assert (box.ws / "n" / "n").read_text() == "n\n"
+    assert box.stages() == []
