@@ -1,22 +1,41 @@
 """Write-heavy real work, bare and under `ringfence run -p build`, side by side.
 
-Three jobs, each run in a fresh workspace state (the cleanup between runs is
-not timed), bare and sandboxed alternately so that load drift hits both alike:
+Five jobs and one fixed-cost row, each run in a fresh workspace state (the
+cleanup between runs is not timed), bare and sandboxed alternately so that load
+drift hits both alike:
 
 - npm install: a project depending on PACKAGES local tarballs (generated here,
-  each a package of FILES files), installed with `npm install --offline` and a
-  cache inside the workspace: thousands of files written, no registry involved;
+  each a package of FILES files), installed with `npm install --offline`:
+  thousands of files written, no registry involved. npm's cache is where npm
+  keeps it, outside the workspace (bare: a cache dir beside it; under Build:
+  ringfence's tooling cache), each filled once before timing;
+- npm install, cache in the workspace: the same with `--cache ../.npm-cache`
+  inside the workspace (npm appends to 150 of its index files and unpacks every
+  package into its tmp dir first: all of it staged);
 - venv + pip: `python -m venv` (ensurepip writes pip itself, about a thousand
   files) and `pip install --no-index` of a few small wheels downloaded once
   from PyPI into bench/.cache/wheels;
 - pytest: a generated suite (MODULES modules of TESTS tests), run with the
-  checkout's pytest; it writes __pycache__ for each module.
+  checkout's pytest; it writes __pycache__ for each module;
+- git: `git init && git add -A && git commit` of GIT_FILES small files, a short
+  task whose cost is mostly the fixed cost of a run;
+- true: `true` bare against `ringfence run -p build -- true`: the fixed cost of a
+  run, measured TRUE_REPS times as often (it is short and noisy).
 
-The ratio is sandboxed / bare (issue 12's figures on main: npm 1.27x, venv +
-pip 1.22x, pytest 1.07x; requirement: stay within 10% of those). The workspace
-is a temporary directory under /var/tmp (not /tmp, which is private in the
-sandbox, and not /dev/shm, which ringfence refuses as a workspace: it is under
-/dev); --dir picks another. Removed afterwards.
+The git overhead (build - bare) is printed against that fixed cost (issue 19
+item 10: a short task costs no more than `run -- true`).
+
+What a run wrote is moved aside before the next run and removed when every job
+is done: on a journal-less ext4 (this machine's disk) deleting thousands of files
+makes the next minute's file creations near them slow (ext4 will not reuse an
+inode freed in the last minute and scans past each one), which would charge one
+run for the cleanup of the one before.
+
+The ratio is sandboxed / bare (issue 12's figures on main, cache in the
+workspace, on tmpfs: npm 1.27x, venv + pip 1.22x, pytest 1.07x). The workspace is
+a temporary directory under /var/tmp (not /tmp, which is private in the sandbox,
+and not /dev/shm, which ringfence refuses as a workspace: it is under /dev);
+--dir picks another. Removed afterwards.
 
 Usage: python bench/real_work.py [--runs N] [--quick] [--dir DIR] [--json]
 """
@@ -44,7 +63,10 @@ WHEELS = ["six==1.16.0", "idna==3.7", "attrs==23.2.0", "packaging==24.0",
           "iniconfig==2.0.0", "pluggy==1.5.0"]
 PACKAGES, FILES = 150, 24          # npm: 150 packages x 24 files = 3,600 files
 MODULES, TESTS = 150, 20           # pytest: 3,000 tests
-BASELINE = {"npm install": 1.27, "venv + pip install": 1.22, "pytest": 1.07}
+GIT_FILES = 200                    # git: 200 files in 10 dirs
+TRUE_REPS = 5                      # the fixed-cost row: 5 samples per run
+NPM, NPM_WS = "npm install", "npm install, cache in the workspace"
+BASELINE = {NPM_WS: 1.27, "venv + pip install": 1.22, "pytest": 1.07}
 
 
 def make_tarballs(where: Path, packages: int, files: int) -> list[str]:
@@ -102,17 +124,35 @@ def test_suite(ws: Path, modules: int, tests: int) -> None:
         (d / f"test_m{m:04d}.py").write_text(body)
 
 
+def git_tree(ws: Path, files: int) -> None:
+    d = ws / "gitwork"
+    for i in range(files):
+        f = d / f"d{i % 10}" / f"f{i:04d}.txt"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(f"file {i}\n" * 8)
+
+
+GIT = ("cd gitwork && git init -q && git add -A && git -c user.name=bench "
+       "-c user.email=bench@example.invalid -c commit.gpgsign=false commit -q -m bench")
+
+
 def jobs(ws: Path, quick: bool) -> list[dict]:
     """name, argv (run with cwd=ws), clean (paths removed before each run)."""
     py = real_python()
     pkgs = PACKAGES // 3 if quick else PACKAGES
     npm_project(ws, pkgs, FILES)
     test_suite(ws, MODULES // 3 if quick else MODULES, TESTS)
-    out = [{"name": "npm install", "files": pkgs * FILES,
-            "argv": ["sh", "-c", "cd project && npm install --offline --no-audit --no-fund "
-                     "--loglevel=error --cache ../.npm-cache >/dev/null"],
-            "clean": ["project/node_modules", "project/package-lock.json"],
-            "prime": True}]
+    npm = ("cd project && npm install --offline --no-audit --no-fund --loglevel=error "
+           "{cache}>/dev/null")
+    nm = ["project/node_modules", "project/package-lock.json"]
+    # npm's cache where npm keeps it: outside the workspace (bare: a cache dir beside
+    # it, npm_config_cache; under Build: ringfence's tooling cache, which the profile
+    # names). Each is filled once, by an untimed run of its own.
+    out = [{"name": NPM, "files": pkgs * FILES, "argv": ["sh", "-c", npm.format(cache="")],
+            "clean": nm, "prime": ("bare", "build"), "env": {"npm_config_cache": "CACHE"}},
+           {"name": NPM_WS, "files": pkgs * FILES,
+            "argv": ["sh", "-c", npm.format(cache="--cache ../.npm-cache ")],
+            "clean": nm, "prime": ("bare",)}]
     ok, note = wheels()
     if ok:
         names = [w.split("==")[0] for w in WHEELS]
@@ -127,16 +167,24 @@ def jobs(ws: Path, quick: bool) -> list[dict]:
                 "argv": [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                          "suite"],
                 "clean": ["suite/__pycache__"]})
+    git_tree(ws, GIT_FILES)
+    out.append({"name": "git init + add + commit", "files": GIT_FILES,
+                "argv": ["sh", "-c", GIT], "clean": ["gitwork/.git"]})
+    out.append({"name": "true (fixed cost)", "argv": ["true"], "clean": [],
+                "reps": TRUE_REPS})
     return out
 
 
-def _clean(ws: Path, rels: list[str]) -> None:
+def _clean(ws: Path, rels: list[str], grave: Path) -> None:
+    """Move what a run wrote out of the way (untimed), into ``grave``, removed when
+    every job is done: deleting thousands of files just before the next run would
+    charge that run for it on a journal-less ext4, which will not reuse an inode
+    freed in the last minute and scans past each one on every create."""
+    grave.mkdir(exist_ok=True)
     for rel in rels:
         p = ws / rel
-        if p.is_dir() and not p.is_symlink():
-            shutil.rmtree(p)
-        elif p.exists() or p.is_symlink():
-            p.unlink()
+        if p.exists() or p.is_symlink():
+            os.rename(p, grave / f"{len(os.listdir(grave))}")
 
 
 def _time(argv, ws: Path, env: dict) -> tuple[float, str]:
@@ -155,23 +203,27 @@ def measure(runs: int = 3, quick: bool = False, base_dir: str | None = None) -> 
     tmp = tempfile.mkdtemp(prefix="rf-bench-real-", dir=base_dir or "/var/tmp")
     results = []
     try:
-        ws = Path(tmp) / "ws"
+        ws, grave = Path(tmp) / "ws", Path(tmp) / "removed"
         ws.mkdir()
-        env = {**os.environ, "RINGFENCE_HOME": os.path.join(tmp, "state")}
-        env.pop("RINGFENCE_SESSION", None)
+        base_env = {**os.environ, "RINGFENCE_HOME": os.path.join(tmp, "state")}
+        base_env.pop("RINGFENCE_SESSION", None)
         for job in jobs(ws, quick):
             row = {"name": job["name"], "bare": [], "build": [], "note": job.get("skip", "")}
             if "skip" in job:
                 results.append(row)
                 continue
-            sandboxed = [rf, "run", "-p", "build", "--workspace", str(ws), "--", *job["argv"]]
-            if job.get("prime"):            # fill the in-workspace npm cache once
-                _clean(ws, job["clean"])
-                _time(job["argv"], ws, env)
-            for i in range(runs):
-                for key, argv in (("bare", job["argv"]), ("build", sandboxed))[::1 - 2 * (i % 2)]:
-                    _clean(ws, job["clean"])
-                    dt, err = _time(argv, ws, env)
+            env = {**base_env, **{k: os.path.join(tmp, "npm-cache") if v == "CACHE" else v
+                                  for k, v in job.get("env", {}).items()}}
+            modes = {"bare": job["argv"],
+                     "build": [rf, "run", "-p", "build", "--workspace", str(ws), "--",
+                               *job["argv"]]}
+            for key in job.get("prime", ()):       # fill a cache once, untimed
+                _clean(ws, job["clean"], grave)
+                _time(modes[key], ws, env)
+            for i in range(runs * job.get("reps", 1)):
+                for key in ("bare", "build")[::1 - 2 * (i % 2)]:
+                    _clean(ws, job["clean"], grave)
+                    dt, err = _time(modes[key], ws, env)
                     if err:
                         row["note"] = f"{key}: {err}"
                     row[key].append(dt)
@@ -189,6 +241,25 @@ def ratio(row: dict) -> float | None:
     return statistics.median(row["build"]) / statistics.median(row["bare"])
 
 
+def _median(row: dict, key: str) -> float | None:
+    return statistics.median(row[key]) if row.get(key) and not row.get("note") else None
+
+
+def short_task(rows: list[dict]) -> dict | None:
+    """The git job's overhead (build - bare) against the fixed cost of a run
+    (`run -p build -- true` - `true`), in seconds; None when either is missing."""
+    by = {r["name"]: r for r in rows}
+    git, true = by.get("git init + add + commit"), by.get("true (fixed cost)")
+    if git is None or true is None:
+        return None
+    vals = [_median(git, "build"), _median(git, "bare"), _median(true, "build"),
+            _median(true, "bare")]
+    if None in vals:
+        return None
+    over, fixed = vals[0] - vals[1], vals[2] - vals[3]
+    return {"git_overhead": over, "fixed_cost": fixed, "within": over <= fixed}
+
+
 def report(rows: list[dict]) -> str:
     out = []
     for r in rows:
@@ -199,8 +270,16 @@ def report(rows: list[dict]) -> str:
                     f"{statistics.median(r['build']):.2f} s" if r["build"] else "n/a",
                     "n/a" if x is None else f"{x:.2f}x",
                     f"{base:.2f}x" if base else "", r["note"]])
-    return table(out, ["job", "bare", "ringfence run -p build", "ratio",
+    text = table(out, ["job", "bare", "ringfence run -p build", "ratio",
                        "issue 12 (main)", "note"])
+    st = short_task(rows)
+    if st is not None:
+        text += (f"\n\ngit commit overhead (build - bare): {st['git_overhead'] * 1000:.0f} ms; "
+                 f"fixed cost of a run (run -p build -- true - true): "
+                 f"{st['fixed_cost'] * 1000:.0f} ms: "
+                 + ("within it" if st["within"] else
+                    f"{(st['git_overhead'] - st['fixed_cost']) * 1000:.0f} ms over it"))
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -211,10 +290,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     rows = measure(args.runs, args.quick, args.dir)
+    load = os.getloadavg()
     if args.json:
-        print(json.dumps([{**r, "ratio": ratio(r)} for r in rows], indent=2))
+        print(json.dumps({"rows": [{**r, "ratio": ratio(r)} for r in rows],
+                          "short_task": short_task(rows), "load_end": load[0]}, indent=2))
     else:
         print(report(rows))
+        print(f"load average at the end: {load[0]:.2f} (2 cores shared: compare ratios)")
     return 0
 
 
