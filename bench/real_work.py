@@ -37,7 +37,8 @@ a temporary directory under /var/tmp (not /tmp, which is private in the sandbox,
 and not /dev/shm, which ringfence refuses as a workspace: it is under /dev);
 --dir picks another. Removed afterwards.
 
-Usage: python bench/real_work.py [--runs N] [--quick] [--dir DIR] [--json]
+Usage: python bench/real_work.py [--runs N] [--quick] [--dir DIR] [--delete]
+                                 [--against RINGFENCE] [--json]
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ GIT_FILES = 200                    # git: 200 files in 10 dirs
 TRUE_REPS = 5                      # the fixed-cost row: 5 samples per run
 NPM, NPM_WS = "npm install", "npm install, cache in the workspace"
 BASELINE = {NPM_WS: 1.27, "venv + pip install": 1.22, "pytest": 1.07}
+TARGET = 1.15          # issue 19 item 10: real work within 1.15x bare
+TARGETED = (NPM, NPM_WS, "venv + pip install", "pytest")
 
 
 def make_tarballs(where: Path, packages: int, files: int) -> list[str]:
@@ -175,15 +178,21 @@ def jobs(ws: Path, quick: bool) -> list[dict]:
     return out
 
 
-def _clean(ws: Path, rels: list[str], grave: Path) -> None:
+def _clean(ws: Path, rels: list[str], grave: Path | None) -> None:
     """Move what a run wrote out of the way (untimed), into ``grave``, removed when
     every job is done: deleting thousands of files just before the next run would
     charge that run for it on a journal-less ext4, which will not reuse an inode
-    freed in the last minute and scans past each one on every create."""
-    grave.mkdir(exist_ok=True)
+    freed in the last minute and scans past each one on every create.
+    ``grave=None`` (--delete): delete it now, as this bench did before."""
     for rel in rels:
         p = ws / rel
-        if p.exists() or p.is_symlink():
+        if grave is None:
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+            elif p.exists() or p.is_symlink():
+                p.unlink()
+        elif p.exists() or p.is_symlink():
+            grave.mkdir(exist_ok=True)
             os.rename(p, grave / f"{len(os.listdir(grave))}")
 
 
@@ -198,12 +207,16 @@ def _time(argv, ws: Path, env: dict) -> tuple[float, str]:
     return dt, ""
 
 
-def measure(runs: int = 3, quick: bool = False, base_dir: str | None = None) -> list[dict]:
+def measure(runs: int = 3, quick: bool = False, base_dir: str | None = None,
+            delete: bool = False, against: str | None = None) -> list[dict]:
+    """Medians need ``runs`` >= 1. ``delete``: remove what a run wrote between runs
+    instead of moving it aside. ``against``: another ``ringfence`` (say main's),
+    run under Build too, interleaved with this one (column ``other``)."""
     rf = ringfence_bin()
     tmp = tempfile.mkdtemp(prefix="rf-bench-real-", dir=base_dir or "/var/tmp")
     results = []
     try:
-        ws, grave = Path(tmp) / "ws", Path(tmp) / "removed"
+        ws, grave = Path(tmp) / "ws", None if delete else Path(tmp) / "removed"
         ws.mkdir()
         base_env = {**os.environ, "RINGFENCE_HOME": os.path.join(tmp, "state")}
         base_env.pop("RINGFENCE_SESSION", None)
@@ -214,45 +227,52 @@ def measure(runs: int = 3, quick: bool = False, base_dir: str | None = None) -> 
                 continue
             env = {**base_env, **{k: os.path.join(tmp, "npm-cache") if v == "CACHE" else v
                                   for k, v in job.get("env", {}).items()}}
-            modes = {"bare": job["argv"],
-                     "build": [rf, "run", "-p", "build", "--workspace", str(ws), "--",
-                               *job["argv"]]}
-            for key in job.get("prime", ()):       # fill a cache once, untimed
-                _clean(ws, job["clean"], grave)
-                _time(modes[key], ws, env)
+            sandboxed = ["run", "-p", "build", "--workspace", str(ws), "--", *job["argv"]]
+            modes = {"bare": (job["argv"], env), "build": ([rf, *sandboxed], env)}
+            if against:
+                # its own state dir: another version may keep another ledger schema
+                row["other"] = []
+                modes["other"] = ([against, *sandboxed],
+                                  {**env, "RINGFENCE_HOME": os.path.join(tmp, "state-other")})
+            prime = job.get("prime", ())
+            for key in [k for k in modes if k in prime or (k == "other" and "build" in prime)]:
+                _clean(ws, job["clean"], grave)          # fill a cache once, untimed
+                _time(modes[key][0], ws, modes[key][1])
+            keys = list(modes)
             for i in range(runs * job.get("reps", 1)):
-                for key in ("bare", "build")[::1 - 2 * (i % 2)]:
+                for key in keys[i % len(keys):] + keys[:i % len(keys)]:
                     _clean(ws, job["clean"], grave)
-                    dt, err = _time(modes[key], ws, env)
+                    dt, err = _time(modes[key][0], ws, modes[key][1])
                     if err:
                         row["note"] = f"{key}: {err}"
                     row[key].append(dt)
             results.append(row)
-            print(f"  {job['name']}: bare {statistics.median(row['bare']):.2f} s, "
-                  f"build {statistics.median(row['build']):.2f} s", file=sys.stderr, flush=True)
+            print(f"  {job['name']}: " + ", ".join(
+                f"{k} {statistics.median(row[k]):.2f} s" for k in keys),
+                file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return results
 
 
-def ratio(row: dict) -> float | None:
-    if not row["bare"] or not row["build"] or row["note"]:
+def ratio(row: dict, key: str = "build") -> float | None:
+    if not row["bare"] or not row.get(key) or row["note"]:
         return None
-    return statistics.median(row["build"]) / statistics.median(row["bare"])
+    return statistics.median(row[key]) / statistics.median(row["bare"])
 
 
 def _median(row: dict, key: str) -> float | None:
     return statistics.median(row[key]) if row.get(key) and not row.get("note") else None
 
 
-def short_task(rows: list[dict]) -> dict | None:
-    """The git job's overhead (build - bare) against the fixed cost of a run
+def short_task(rows: list[dict], key: str = "build") -> dict | None:
+    """The git job's overhead (``key`` - bare) against the fixed cost of a run
     (`run -p build -- true` - `true`), in seconds; None when either is missing."""
     by = {r["name"]: r for r in rows}
     git, true = by.get("git init + add + commit"), by.get("true (fixed cost)")
     if git is None or true is None:
         return None
-    vals = [_median(git, "build"), _median(git, "bare"), _median(true, "build"),
+    vals = [_median(git, key), _median(git, "bare"), _median(true, key),
             _median(true, "bare")]
     if None in vals:
         return None
@@ -261,24 +281,33 @@ def short_task(rows: list[dict]) -> dict | None:
 
 
 def report(rows: list[dict]) -> str:
+    other = any("other" in r for r in rows)
     out = []
     for r in rows:
         x = ratio(r)
         base = BASELINE.get(r["name"])
-        out.append([r["name"],
-                    f"{statistics.median(r['bare']):.2f} s" if r["bare"] else "n/a",
-                    f"{statistics.median(r['build']):.2f} s" if r["build"] else "n/a",
-                    "n/a" if x is None else f"{x:.2f}x",
-                    f"{base:.2f}x" if base else "", r["note"]])
-    text = table(out, ["job", "bare", "ringfence run -p build", "ratio",
-                       "issue 12 (main)", "note"])
-    st = short_task(rows)
-    if st is not None:
-        text += (f"\n\ngit commit overhead (build - bare): {st['git_overhead'] * 1000:.0f} ms; "
-                 f"fixed cost of a run (run -p build -- true - true): "
-                 f"{st['fixed_cost'] * 1000:.0f} ms: "
-                 + ("within it" if st["within"] else
-                    f"{(st['git_overhead'] - st['fixed_cost']) * 1000:.0f} ms over it"))
+        cells = [r["name"],
+                 f"{statistics.median(r['bare']):.2f} s" if r["bare"] else "n/a",
+                 f"{statistics.median(r['build']):.2f} s" if r["build"] else "n/a",
+                 "n/a" if x is None else f"{x:.2f}x",
+                 "" if r["name"] not in TARGETED or x is None else
+                 ("yes" if x <= TARGET else "no")]
+        if other:
+            y = ratio(r, "other")
+            cells += [f"{statistics.median(r['other']):.2f} s" if r.get("other") else "n/a",
+                      "n/a" if y is None else f"{y:.2f}x"]
+        out.append(cells + [f"{base:.2f}x" if base else "", r["note"]])
+    text = table(out, ["job", "bare", "ringfence run -p build", "ratio", f"<= {TARGET}x"]
+                 + (["--against", "its ratio"] if other else [])
+                 + ["issue 12 (main)", "note"])
+    for key, who in (("build", ""), ("other", " (--against)")) if other else (("build", ""),):
+        st = short_task(rows, key)
+        if st is not None:
+            text += (f"\n\ngit commit overhead{who} (build - bare): "
+                     f"{st['git_overhead'] * 1000:.0f} ms; fixed cost of a run "
+                     f"(run -p build -- true - true): {st['fixed_cost'] * 1000:.0f} ms: "
+                     + ("within it" if st["within"] else
+                        f"{(st['git_overhead'] - st['fixed_cost']) * 1000:.0f} ms over it"))
     return text
 
 
@@ -287,9 +316,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="a third of the files and tests")
     ap.add_argument("--dir", default=None, help="where to create the workspace")
+    ap.add_argument("--delete", action="store_true",
+                    help="delete what a run wrote between runs (the bench before issue 19 "
+                         "item 10) instead of moving it aside")
+    ap.add_argument("--against", metavar="RINGFENCE", default=None,
+                    help="another ringfence executable (say main's .venv/bin/ringfence), "
+                         "run under Build too, interleaved: before/after in one run")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    rows = measure(args.runs, args.quick, args.dir)
+    if args.runs < 1:
+        ap.error("--runs must be at least 1")
+    if args.against and not os.access(args.against, os.X_OK):
+        ap.error(f"--against {args.against}: not an executable")
+    rows = measure(args.runs, args.quick, args.dir, args.delete, args.against)
     load = os.getloadavg()
     if args.json:
         print(json.dumps({"rows": [{**r, "ratio": ratio(r)} for r in rows],
