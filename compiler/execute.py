@@ -18,6 +18,7 @@ from ringfence.rfcore.errors import SandboxError
 from ringfence.rfcore.fsops import copy_file, remove_tree
 
 from ringfence.staging import mount as staging
+from ringfence.staging.settle import prewarm_soon
 from .backends.bwrap import env_args, render
 from .host import HOST_ENV
 from .spec import Broker, Note, Rlimit, SandboxSpec, Sanitized, Stage
@@ -275,6 +276,7 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
                                       broker.secrets())
             err = sinks[1] = Redactor(err if err is not None else _sys.stderr.buffer,
                                       broker.secrets())
+        warm = prewarm_soon() if stage is not None else None
         result = supervise(bargv, dict(HOST_ENV), status_r, spec, timeout, stdin,
                            capture, out, err, degradations,
                            pass_fds=tuple(f for f in fds if f not in (status_r, stage_r))
@@ -283,6 +285,8 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
                            setup_err=(stage_r, stage_w) if stage is not None else None,
                            watch=lims.watch if lims.active else None)
         ran = True
+        if warm is not None:
+            warm.cancel()           # a command that ended first: settling loads them
     finally:
         for sink in sinks:
             if sink is not None:

@@ -35,6 +35,44 @@ class Settled:
     stage: str | None = None          # the stage dir, kept while something is held
 
 
+def prewarm() -> None:
+    """Load what settling a run that wrote something needs (the judges, the git
+    readers, the registry's name tables): a fresh ``ringfence run`` process pays
+    about 30 ms for it on first use. Called in a background thread while the
+    command is still running (``compiler/execute.py``), so a run that wrote files
+    does not pay it after the command ended; settling itself never depends on it."""
+    import hashlib  # noqa: F401 - the index and object judges hash
+
+    from ringfence.staging import apply, judges, links, place, shadow  # noqa: F401
+    from ringfence.staging.git import (config, discovery, file_judges, hookdirs,  # noqa: F401
+                                       index, keys, repo_judges)
+
+    judges._tables()
+
+
+# A command still running after this long (seconds) probably writes: what settles
+# its writes is loaded meanwhile, on the core the command leaves idle. Commands
+# shorter than that (`true`, `ls`) never pay for it.
+PREWARM_AFTER = 0.03
+
+
+def prewarm_soon():
+    """Start ``prewarm`` in PREWARM_AFTER seconds in a daemon thread; ``.cancel()``
+    the returned timer when the command ended first."""
+    import threading
+
+    def load() -> None:
+        try:
+            prewarm()
+        except Exception:    # noqa: BLE001 - a hint only: settle imports what it needs
+            pass
+
+    timer = threading.Timer(PREWARM_AFTER, load)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
 def _inside(path: str, root: str) -> str | None:
     path = os.path.normpath(path)
     if path == root:
