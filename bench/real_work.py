@@ -371,7 +371,10 @@ def main(argv: list[str] | None = None) -> int:
                               "ratio_visible": ratio(r, "visible"),
                               "masked_over_visible": masked_over_visible(r)}
                               if "visible" in r else {})} for r in rows],
-                          "short_task": short_task(rows), "load_end": load[0]}, indent=2))
+                          "short_task": short_task(rows),
+                          **({"short_task_visible": short_task(rows, "visible")}
+                             if args.home_visible else {}),
+                          "load_end": load[0]}, indent=2))
     else:
         print(report(rows))
         print(f"load average at the end: {load[0]:.2f} (2 cores shared: compare ratios)")

@@ -117,3 +117,26 @@ def test_go_build_works_with_its_cache_in_the_tooling_dir(cbox):
     assert out == "demo 42"
     assert subprocess.run([str(cbox.ws / "demo")], capture_output=True,
                           text=True).stdout == "demo 42\n"
+
+
+def test_a_rustup_and_cargo_home_elsewhere_in_the_home_are_bound_without_secrets(cbox):
+    """RUSTUP_HOME / CARGO_HOME at a non-default place inside the masked home: the
+    toolchains and cargo's bin, registry and git are bound read-only; cargo's
+    config.toml and credentials stay hidden."""
+    rustup, cargo = cbox.home / "tools" / "rustup", cbox.home / "tools" / "cargo"
+    (rustup / "toolchains").mkdir(parents=True)
+    (rustup / "toolchains" / "marker").write_text("rustup-toolchains\n")
+    for sub in ("bin", "registry", "git"):
+        (cargo / sub).mkdir(parents=True)
+        (cargo / sub / "marker").write_text(f"cargo-{sub}\n")
+    (cargo / "credentials.toml").write_text(f'[registry]\ntoken = "{MARK}-cargo-cred"\n')
+    (cargo / "config.toml").write_text(f'[registry]\ntoken = "{MARK}-cargo-config"\n')
+    r = cbox.run("build", "-c", 'cat "$RUSTUP_HOME"/toolchains/marker "$CARGO_HOME"/*/marker '
+                 '"$CARGO_HOME"/credentials.toml "$CARGO_HOME"/config.toml; '
+                 'echo x > "$CARGO_HOME"/bin/new; exit 0',
+                 env=cbox.env(RUSTUP_HOME=str(rustup), CARGO_HOME=str(cargo)))
+    assert r.returncode == 0, r.stderr
+    assert "rustup-toolchains" in r.stdout
+    assert all(f"cargo-{sub}" in r.stdout for sub in ("bin", "registry", "git")), r.stdout
+    assert MARK not in r.stdout
+    assert not (cargo / "bin" / "new").exists()
