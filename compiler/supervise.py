@@ -55,6 +55,7 @@ class ExecResult:
     limit: str | None = None            # "pids" | "memory": a limit hit ended the run
     limit_late: bool = False            # ... seen only once the run had ended by itself
     stage_min_free: int | None = None   # the least free space the stage's fs had
+    spare: bool = False                 # it ran in a spare set up ahead (compiler/spare.py)
 
 
 def warn(note: Note, stream: IO[str] | None = None) -> None:
@@ -79,8 +80,12 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
               degradations: list[Note], *, pass_fds: tuple[int, ...] = (),
               close_after_start: int | None = None, cwd: str | None = None,
               sandboxed: bool = True, preexec=None, setup_err=None,
-              watch=None) -> ExecResult:
-    """Start ``cmd`` and see it through to its exit status (see the module doc)."""
+              watch=None, started=None) -> ExecResult:
+    """Start ``cmd`` and see it through to its exit status (see the module doc).
+
+    ``started``: a spare (``compiler/spare.py``) whose bwrap is already running,
+    waiting for its argv; ``release()`` hands it over and returns its Popen. Its
+    stdin is /dev/null (a spare is only used for such a run): ``stdin`` must be too."""
     out = out if out is not None else sys.stdout.buffer
     err = err if err is not None else sys.stderr.buffer
     feed = stdin if isinstance(stdin, (bytes, bytearray)) else None
@@ -95,11 +100,21 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
     start = time.monotonic()
     reaper = Subreaper() if sandboxed else None
     try:
-        proc = subprocess.Popen(
-            cmd, env=env, cwd=cwd,
-            stdin=subprocess.PIPE if feed is not None or tty_in is not None else stdin,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=pass_fds,
-            preexec_fn=preexec if sandboxed else None)
+        if started is not None:
+            # The subreaper is on before the handoff: the sandbox's init comes to us.
+            try:
+                proc = started.release()
+            except BaseException:       # the spare died (spare.SpareGone): run cold
+                if reaper is not None:
+                    reaper.release()
+                raise
+            start = time.monotonic()        # the timeout runs from the handoff
+        else:
+            proc = subprocess.Popen(
+                cmd, env=env, cwd=cwd,
+                stdin=subprocess.PIPE if feed is not None or tty_in is not None else stdin,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=pass_fds,
+                preexec_fn=preexec if sandboxed else None)
     except (OSError, subprocess.SubprocessError) as exc:
         # SubprocessError: a preexec step (rlimits) raised in the child after fork.
         if reaper is not None:
@@ -271,7 +286,8 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
                       stdout=bytes(o.all) if o.all is not None else None,
                       stderr=bytes(e.all) if e.all is not None else None,
                       timed_out=timed_out, signal=received[0] if received else None,
-                      sandboxed=sandboxed, limit=hit, limit_late=late)
+                      sandboxed=sandboxed, limit=hit, limit_late=late,
+                      spare=started is not None)
 
 
 def _wait(proc) -> tuple[int, int | None]:

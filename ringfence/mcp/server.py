@@ -266,5 +266,8 @@ def _version() -> str:
 
 def serve(session, *, forms: bool = True) -> int:
     """Serve MCP over stdio until the client closes it."""
-    anyio.run(build(session, forms=forms).run_stdio_async)
+    try:
+        anyio.run(build(session, forms=forms).run_stdio_async)
+    finally:
+        session.close()         # its spare sandbox (compiler/spare.py) goes with it
     return 0

@@ -26,6 +26,7 @@ import threading
 import time
 
 from ringfence.ledger import pending as ap
+from ringfence.compiler.spare import active as spare_for_run, pool_for
 from ringfence.ledger.store import Ledger
 from ringfence.rfcore.cancel import CancelToken, activate, current, deactivate
 from ringfence.rfcore.errors import ApprovalError, UsageError
@@ -51,7 +52,7 @@ class _Ledger(Ledger):
 class Session:
     def __init__(self, profile=None, workspace: str = ".", session: str | None = None,
                  on_approval=None, *, on_output=None, output_cap: int = OUTPUT_CAP,
-                 timeout: float | None = None, ledger=None) -> None:
+                 timeout: float | None = None, ledger=None, spare: bool | None = None) -> None:
         from ringfence.ledger.grants import current_session
         from ringfence.session.runner import _resolve_profile
 
@@ -71,6 +72,22 @@ class Session:
         self._inflight: dict[str, CancelToken] = {}
         # One execution at a time: the sandbox's subreaper setting is process-wide.
         self._exec = threading.Lock()
+        # The next run's sandbox, set up ahead (compiler/spare.py); off with spare=False
+        # or RINGFENCE_SPARE=0. Killed by close(), when collected, or at exit.
+        self._pool = pool_for(self, spare, self.env)
+
+    def close(self) -> None:
+        """Kill this Session's spare sandbox (if any) and stop setting one up; a later
+        run starts cold. Idempotent; also ``with Session(...) as s:``."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     # --- the ledger, one connection per thread (sqlite3 connections are per thread) --
 
@@ -97,9 +114,10 @@ class Session:
         token = cancel or CancelToken()
         handle, later = activate(token), _stage_later()
         try:
-            with self._exec:
+            with self._exec, spare_for_run(self._pool) as pool:
                 outcome = govern(req, ledger=self.ledger(), deps=default_deps(),
                                  streams=streams)
+                used = pool is not None and pool.used
         finally:
             _stage_now(later)
             deactivate(handle)
@@ -107,7 +125,9 @@ class Session:
                 self._inflight.pop(token.run_id, None)
         result = self._result(outcome.run_id, streams, state=outcome.state,
                               approval_id=outcome.approval_id, reasons=outcome.reasons,
-                              command=command)
+                              command=command, spare=used)
+        if pool is not None:
+            pool.kick()             # the next run's spare, made once this Result is ready
         if result.waiting and self.on_approval is not None:
             return self._ask(result, on_output, cancel)
         return result
@@ -159,9 +179,10 @@ class Session:
         self._inflight[a.run_id] = token
         handle, later = activate(token), _stage_later()
         try:
-            with self._exec:
+            with self._exec, spare_for_run(self._pool) as pool:
                 approve(a.id, scope=d["decision"], session=d.get("session") or None,
                         ledger=led, deps=default_deps(), streams=streams)
+                used = pool is not None and pool.used
         except ApprovalError:
             now = ap.get(led, a.id)
             if now.status == "pending":
@@ -177,8 +198,11 @@ class Session:
         truncated = streams.out.truncated or streams.err.truncated
         decisions.save_output(led, a.run_id, a.id, streams.out.value(), streams.err.value(),
                               truncated)
-        return self._result(a.run_id, streams, approval_id=a.id, reasons=a.reasons,
-                            command=a.command, where=a.where)
+        result = self._result(a.run_id, streams, approval_id=a.id, reasons=a.reasons,
+                              command=a.command, where=a.where, spare=used)
+        if pool is not None:
+            pool.kick()
+        return result
 
     def pending(self) -> list[dict]:
         """This session's requests waiting for a person, with any recorded decision."""
@@ -252,7 +276,8 @@ class Session:
     # --- building results from the ledger ---------------------------------------------
 
     def _result(self, run_id: str, streams: Notes, *, state: str | None = None,
-                approval_id=None, reasons=(), command="", where=None) -> Result:
+                approval_id=None, reasons=(), command="", where=None,
+                spare: bool = False) -> Result:
         led = self.ledger()
         run = led.get_run(run_id)
         state = reported_state(run) if state in (None, "aborted") else state
@@ -274,7 +299,7 @@ class Session:
                       changes=run.result("changes"), held=held(led, run_id),
                       truncated=streams.out.truncated or streams.err.truncated,
                       command=command or run.command, where=where or run.kind,
-                      profile=run.profile, notes=tuple(notes))
+                      profile=run.profile, notes=tuple(notes), spare=spare)
 
     def _waiting(self, a: ap.Approval) -> Result:
         return Result(state="waiting_for_approval", exit_code=75, run_id=a.run_id,

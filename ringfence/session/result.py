@@ -96,6 +96,7 @@ class Result:
     where: str = "sandbox"            # host | sandbox | stage (held changes)
     profile: str | None = None
     notes: tuple[str, ...] = field(default=())   # ringfence's own lines
+    spare: bool = False               # it ran in the Session's spare sandbox (docs/api.md)
 
     @property
     def waiting(self) -> bool:
@@ -107,7 +108,8 @@ class Result:
                 "approval_id": self.approval_id, "reasons": list(self.reasons),
                 "changes": self.changes, "held": list(self.held),
                 "truncated": self.truncated, "command": self.command,
-                "where": self.where, "profile": self.profile, "notes": list(self.notes)}
+                "where": self.where, "profile": self.profile, "notes": list(self.notes),
+                "spare": self.spare}
 
 
 def text(data: bytes) -> str:

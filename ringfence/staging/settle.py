@@ -58,8 +58,14 @@ PREWARM_AFTER = 0.03
 
 def prewarm_soon():
     """Start ``prewarm`` in PREWARM_AFTER seconds in a daemon thread; ``.cancel()``
-    the returned timer when the command ended first."""
+    the returned timer when the command ended first. None when already loaded (a
+    warm Session, the MCP server)."""
+    import sys
     import threading
+
+    done = sys.modules.get("ringfence.staging.judges")
+    if done is not None and done._TABLES and "ringfence.staging.git.repo_judges" in sys.modules:
+        return None
 
     def load() -> None:
         try:

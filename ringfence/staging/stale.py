@@ -69,6 +69,13 @@ def recover(state: str) -> list:
         if s is None:
             continue
         meta = s.meta()
+        if meta.get("state") == "spare" and not alive(meta):
+            # A spare sandbox's stage (compiler/spare.py) whose process died before a
+            # run used it: nothing ever ran in it, so nothing to report.
+            if meta.get("runtime_dir"):
+                remove_tree(meta["runtime_dir"])
+            s.remove()
+            continue
         if meta.get("state") not in ("running", "settling") or alive(meta):
             continue
         if meta.get("runtime_dir"):

@@ -46,13 +46,13 @@ def bug_after_start():
 
 def preexec_fails():
     """A preexec step (rlimits) that raises in the child after fork."""
-    from ringfence.compiler import execute
+    from ringfence.compiler import startup
 
     def fn(_spec, skip=(), **_kw):
         def apply():
             raise ValueError("injected: setrlimit failed in the child")
         return apply
-    execute._rlimit_fn = fn
+    startup._rlimit_fn = fn
 
 
 def watch_never_looks():

@@ -65,8 +65,8 @@ class Box:
         return sorted(os.listdir(sdir)) if sdir.is_dir() else []
 
 
-def make_box() -> Box:
-    root = Path(tempfile.mkdtemp(prefix=f"rf-sec-{os.getuid()}-", dir="/var/tmp"))
+def make_box(base: str = "/var/tmp") -> Box:
+    root = Path(tempfile.mkdtemp(prefix=f"rf-sec-{os.getuid()}-", dir=base))
     os.chmod(root, 0o755)
     ws, home, outside, state = (root / n for n in ("ws", "home", "outside", "state"))
     for d in (ws, home, outside, state):
