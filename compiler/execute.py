@@ -155,7 +155,7 @@ def _execute(spec, argv, host, env, timeout, stdin, capture, out, err, degradati
         pass_fds = s.pass_fds() if warm is None else ()
         status_w, setup_err = s.status_w, s.setup_err() if warm is None else None
         s.status_w = s.stage_w = None       # supervise closes them, exactly once
-        loading = prewarm_soon() if s.stage is not None else None
+        loading = prewarm_soon(s.stage.upper) if s.stage is not None else None
         result = supervise(s.bargv, dict(HOST_ENV), s.status_r, spec, timeout, stdin,
                            capture, out, err, degradations, pass_fds=pass_fds,
                            close_after_start=status_w, preexec=s.pre, setup_err=setup_err,
@@ -163,7 +163,7 @@ def _execute(spec, argv, host, env, timeout, stdin, capture, out, err, degradati
                            started=warm)
         ran = True
         if loading is not None:
-            loading.cancel()        # a command that ended first: settling loads them
+            loading.set()           # the command ended: settling loads what it needs
     finally:
         for sink in sinks:
             if sink is not None:

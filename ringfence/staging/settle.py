@@ -50,33 +50,36 @@ def prewarm() -> None:
     judges._tables()
 
 
-# A command still running after this long (seconds) probably writes: what settles
-# its writes is loaded meanwhile, on the core the command leaves idle. Commands
-# shorter than that (`true`, `ls`) never pay for it.
-PREWARM_AFTER = 0.03
+# While a staged command runs, its upper dir is looked at this often (seconds); once
+# it holds something, what settles those writes is loaded meanwhile, on the core
+# the command leaves idle. A run that writes nothing (`true`, `ls`) never pays.
+PREWARM_EVERY = 0.03
 
 
-def prewarm_soon():
-    """Start ``prewarm`` in PREWARM_AFTER seconds in a daemon thread; ``.cancel()``
-    the returned timer when the command ended first. None when already loaded (a
-    warm Session, the MCP server)."""
+def prewarm_soon(upper: str):
+    """Start watching ``upper`` for a first write, then ``prewarm``, in a daemon
+    thread; ``.set()`` the returned event when the command ended. None when already
+    loaded (a warm Session, the MCP server)."""
     import sys
     import threading
 
     done = sys.modules.get("ringfence.staging.judges")
     if done is not None and done._TABLES and "ringfence.staging.git.repo_judges" in sys.modules:
         return None
+    stop = threading.Event()
 
-    def load() -> None:
+    def watch() -> None:
         try:
-            prewarm()
+            while not stop.wait(PREWARM_EVERY):
+                with os.scandir(upper) as it:
+                    if next(it, None) is not None:
+                        prewarm()
+                        return
         except Exception:    # noqa: BLE001 - a hint only: settle imports what it needs
             pass
 
-    timer = threading.Timer(PREWARM_AFTER, load)
-    timer.daemon = True
-    timer.start()
-    return timer
+    threading.Thread(target=watch, daemon=True, name="ringfence-prewarm").start()
+    return stop
 
 
 def _inside(path: str, root: str) -> str | None:
