@@ -181,6 +181,13 @@ def scaling_rows(rows: list[list[str]], scaling: list[dict], real: list[dict]) -
                      f"bare {statistics.median(r['bare']):.2f} s", f"{x:.2f}x",
                      f"<= {limit:.2f}x (main {base:.2f}x + 10%)" if limit else "",
                      "" if limit is None else ("yes" if x <= limit else "**no**")])
+    st = real_work.short_task(real)
+    if st is not None:
+        rows.append(["real work", "git commit overhead (build - bare) vs the fixed cost",
+                     f"{st['git_overhead'] * 1000:.0f} ms",
+                     f"run -p build -- true - true {st['fixed_cost'] * 1000:.0f} ms",
+                     f"{st['git_overhead'] / st['fixed_cost']:.2f}x" if st["fixed_cost"] > 0
+                     else "", "<= 1.00x", "yes" if st["within"] else "**no**"])
 
 
 def main(argv: list[str] | None = None) -> int:

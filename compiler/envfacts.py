@@ -59,7 +59,8 @@ def _derive_env_facts(home: str, others: tuple[str, ...], env: Mapping[str, str]
         tooling_default=tooling_dir(env),
         xdg=tuple((v, env[v]) for v in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME",
                                          "XDG_STATE_HOME", "GIT_CONFIG_GLOBAL",
-                                         "GIT_CONFIG_SYSTEM") if env.get(v)),
+                                         "GIT_CONFIG_SYSTEM", "RUSTUP_HOME", "CARGO_HOME")
+                    if env.get(v)),
         credential_paths=tuple(dict.fromkeys(
             [p for p, _ in credentials.locations(home, env)]
             + [p for h in others for p, _ in credentials.locations(h, {})])),

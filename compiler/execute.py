@@ -16,6 +16,7 @@ from typing import IO, Mapping, Sequence
 
 from ringfence.rfcore.errors import SandboxError
 
+from ringfence.staging.settle import prewarm_soon
 from .host import HOST_ENV
 from .spec import Broker, Note, SandboxSpec
 from .startup import Setup, _relay_artifact, _seccomp_fd  # noqa: F401 - tests import them
@@ -125,6 +126,7 @@ def execute(spec: SandboxSpec, argv: Sequence[str], *, host, env: Mapping[str, s
 
 def _execute(spec, argv, host, env, timeout, stdin, capture, out, err, degradations,
              shown, warm) -> ExecResult:
+    import sys
     import time as _time
 
     started = _time.time()
@@ -145,24 +147,28 @@ def _execute(spec, argv, host, env, timeout, stdin, capture, out, err, degradati
         if broker is not None and not capture:
             # The command may print what it got: the caller (a terminal, an agent's
             # context) sees the value redacted, as the ledger keeps it.
-            import sys as _sys
-
             from .leakscan import Redactor
 
-            out = sinks[0] = Redactor(out if out is not None else _sys.stdout.buffer,
+            out = sinks[0] = Redactor(out if out is not None else sys.stdout.buffer,
                                       broker.secrets())
-            err = sinks[1] = Redactor(err if err is not None else _sys.stderr.buffer,
+            err = sinks[1] = Redactor(err if err is not None else sys.stderr.buffer,
                                       broker.secrets())
         # A spare's bwrap is running already: it closed these when it started.
         pass_fds = s.pass_fds() if warm is None else ()
         status_w, setup_err = s.status_w, s.setup_err() if warm is None else None
         s.status_w = s.stage_w = None       # supervise closes them, exactly once
+        # A fresh `ringfence run` loads settle's modules while the command writes; a
+        # Session (the only importer of compiler/spare.py) has them after its first.
+        loading = (prewarm_soon(s.stage.upper) if s.stage is not None
+                   and "ringfence.compiler.spare" not in sys.modules else None)
         result = supervise(s.bargv, dict(HOST_ENV), s.status_r, spec, timeout, stdin,
                            capture, out, err, degradations, pass_fds=pass_fds,
                            close_after_start=status_w, preexec=s.pre, setup_err=setup_err,
                            watch=s.lims.watch if s.lims.active else None,
                            started=warm)
         ran = True
+        if loading is not None:
+            loading.set()           # the command ended: settling loads what it needs
     finally:
         for sink in sinks:
             if sink is not None:

@@ -55,6 +55,13 @@ HOME_ALLOW: tuple[tuple[str, str, str], ...] = (
     ("~/go/pkg/mod", "bind", "the Go module cache: module sources, read-only"),
     ("~/.m2/repository", "bind", "Maven's artifact cache (settings.xml stays hidden)"),
     ("~/.gradle/wrapper", "bind", "Gradle distributions (gradle.properties stays hidden)"),
+    # Moved by a variable (the Rust images set both; a user may keep them elsewhere in
+    # the home): bound only where they lie inside a masked home or XDG dir.
+    ("$RUSTUP_HOME", "bind", "Rust toolchains, where RUSTUP_HOME moved them"),
+    ("$CARGO_HOME/bin", "bind", "cargo-installed programs, where CARGO_HOME moved them"),
+    ("$CARGO_HOME/registry", "bind", "crate sources, where CARGO_HOME moved them "
+                                     "(its config.toml and credentials stay hidden)"),
+    ("$CARGO_HOME/git", "bind", "git dependencies, where CARGO_HOME moved them"),
     ("@config/git/ignore", "bind", "git's global ignore patterns"),
     ("@config/git/attributes", "bind", "git's global attributes"),
     # Tools need these, but they can hold secrets: served with the secrets removed.
@@ -107,7 +114,7 @@ def expand(template: str, home: str, xdg) -> str | None:
         value = posixpath.normpath(value) if value.startswith("/") else ""
         if not value or (head == "$GIT_CONFIG_SYSTEM" and value.startswith("/etc/")):
             return None
-        return value
+        return posixpath.normpath(posixpath.join(value, rest)) if rest else value
     if head == "~":
         return posixpath.normpath(posixpath.join(home, rest))
     var, default = _XDG[head]
@@ -125,10 +132,12 @@ def rows(home: str, xdg, extra: tuple[str, ...] = ()) -> list[tuple[str, str]]:
 def _rows(home: str, xdg: tuple, extra: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     # A pure function of its arguments (HOME_ALLOW is data), asked three times per
     # compile and once per compile of every run of a warm Session.
-    out = [(expand(t, home, xdg), kind) for t, kind, _ in HOME_ALLOW]
+    out = [(expand(t, home, xdg), "moved-bind" if kind == "bind" and t.startswith("$")
+            else kind) for t, kind, _ in HOME_ALLOW]
     out = [(p, kind) for p, kind in out if p is not None]
     out += [(p, "bind") for p in extra]
-    return tuple(out)
+    seen: set[str] = set()          # CARGO_HOME=~/.cargo names the ~/.cargo rows again
+    return tuple(r for r in out if not (r[0] in seen or seen.add(r[0])))
 
 
 def _inside(path: str, root: str) -> bool:
@@ -220,8 +229,9 @@ def _allowed(host, home: str, xdg, extra, bases: list[str], home_masked: bool,
             f = host.path(p)
             if f.kind == "missing":
                 continue
-            if kind == "bind":
-                if not home_masked and not any(_inside(p, b) for b in bases):
+            if kind in ("bind", "moved-bind"):
+                if (not home_masked or kind == "moved-bind") and not any(
+                        _inside(p, b) for b in bases):
                     continue            # not under a masked dir: already visible as is
                 # Never through a link out of the allowed place into ANY home (or a
                 # masked XDG dir): a ~/.local/bin that links to ~/.ssh, or to the
@@ -272,7 +282,8 @@ def _allowed_reals(host, home: str) -> list[str]:
     ~/.local/bin -> ~/.pyenv/shims, stays fine)."""
     out = []
     for path, kind in rows(home, getattr(host, "xdg", ())):
-        if kind == "bind" and path in host.paths and host.paths[path].real == path:
+        if kind in ("bind", "moved-bind") and path in host.paths \
+                and host.paths[path].real == path:
             out.append(path)
     return out
 

@@ -103,3 +103,14 @@ def copy_file(src: str, dst: str) -> None:
     with open(src, "rb") as fin, open(dst, "wb") as fout:
         while chunk := fin.read(1 << 20):
             fout.write(chunk)
+
+
+def same_bytes(a: str, b: str) -> bool:
+    """Do the files ``a`` and ``b`` hold the same bytes? (read in 1 MiB blocks)"""
+    with open(a, "rb") as x, open(b, "rb") as y:
+        while True:
+            p, q = x.read(1 << 20), y.read(1 << 20)
+            if p != q:
+                return False
+            if not p:
+                return True

@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 import stat
 
+from ringfence.rfcore.fsops import same_bytes
 from ringfence.rfcore.records import field, record
 from ringfence.staging.git.discovery import OPAQUE, _opaque, whiteout  # noqa: F401 - one reading of overlayfs
 
@@ -79,39 +80,31 @@ def _same(u: str, ust, l: str, lst) -> bool:
     if (ust.st_mode != lst.st_mode or ust.st_size != lst.st_size
             or ust.st_mtime_ns != lst.st_mtime_ns):
         return False
-    with open(u, "rb") as a, open(l, "rb") as b:
-        while True:
-            x, y = a.read(1 << 16), b.read(1 << 16)
-            if x != y:
-                return False
-            if not x:
-                return True
-
-
-def _same_bytes(a: str, b: str) -> bool:
-    with open(a, "rb") as x, open(b, "rb") as y:
-        while True:
-            p, q = x.read(1 << 20), y.read(1 << 20)
-            if p != q:
-                return False
-            if not p:
-                return True
+    return same_bytes(u, l)
 
 
 def _lower_tree(path: str, rel: str) -> list[str]:
     """Every path below (and including) a workspace path, never following links."""
-    out: list[str] = []
     st = _lstat(path)
     if st is None:
-        return out
+        return []
     if not stat.S_ISDIR(st.st_mode):
         return [rel]
-    stack = [(path, rel)]
+    return _tree(path, rel, tolerant=True)
+
+
+def _tree(top: str, rel: str, tolerant: bool = False) -> list[str]:
+    """Every non-dir path (and empty dir) below the directory ``top`` (``rel``),
+    never following links; ``tolerant``: an unreadable dir counts as one path."""
+    out: list[str] = []
+    stack = [(top, rel)]
     while stack:
         p, r = stack.pop()
         try:
             entries = list(os.scandir(p))
         except OSError:
+            if not tolerant:
+                raise
             out.append(r)
             continue
         if not entries:
@@ -207,7 +200,7 @@ def _judge(registry, rel: str, upath: str | None, ust, lpath: str, lst) -> tuple
     if kind == "git-object" and lst is not None and not stat.S_ISLNK(ust.st_mode):
         # objects are immutable: the same id with other bytes is a forgery
         # (a freshened mtime with the same bytes is git's own doing)
-        if not (stat.S_ISREG(lst.st_mode) and _same_bytes(upath, lpath)):
+        if not (stat.S_ISREG(lst.st_mode) and same_bytes(upath, lpath)):
             return "rewrites an existing git object (git would read these bytes under " \
                    "the old id)", kind
         return None, kind
@@ -291,23 +284,6 @@ def _subtree(upath: str, rel: str, ctx: _Ctx) -> str | None:
     return ctx.verdicts[rel]
 
 
-def _paths(upath: str, rel: str) -> list[str]:
-    """Every non-dir path (and empty dir) below a new upper dir."""
-    out: list[str] = []
-    stack = [(upath, rel)]
-    while stack:
-        up, r = stack.pop()
-        entries = list(os.scandir(up))
-        if not entries:
-            out.append(r)
-        for e in entries:
-            if e.is_dir(follow_symlinks=False):
-                stack.append((e.path, f"{r}/{e.name}"))
-            else:
-                out.append(f"{r}/{e.name}")
-    return out
-
-
 def _walk_dir(upper_dir: str, ws_dir: str, rel_dir: str, ctx: _Ctx, p: Plan) -> list:
     """Plan one upper dir's entries; the dirs to walk next."""
     registry = ctx.registry
@@ -340,14 +316,14 @@ def _walk_dir(upper_dir: str, ws_dir: str, rel_dir: str, ctx: _Ctx, p: Plan) -> 
             if lst is None:
                 if reason is None:
                     made = ctx.paths.pop(rel, None)
-                    p.created.extend(made if made is not None else _paths(upath, rel))
+                    p.created.extend(made if made is not None else _tree(upath, rel))
                     p.actions.append(Action("move", rel))
                 else:       # apply what is harmless, one by one; hold the rest
                     p.actions.append(Action("mkdir", rel))
                     more.append((upath, lpath, rel))
                 continue
             # replaces a workspace dir (opaque) or a non-dir: delete, then move
-            made = _paths(upath, rel)
+            made = _tree(upath, rel)
             gone = _lower_tree(lpath, rel)
             for g in gone:
                 reason = reason or _judge(registry, g, None, None, "", None)[0]

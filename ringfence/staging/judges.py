@@ -67,9 +67,16 @@ class Registry:
         self.host = None                 # its program names, read when first needed
         self.envrc_path: list[str] | None = None
         self.owners = None      # hookdirs.Owners: repositories found up from a write
+        self._roots = None      # (post, pre, {rel: git root}) for git_root
 
     def git_root(self, rel: str) -> str | None:
-        """The innermost git directory holding ``rel`` (before or after the run)."""
+        """The innermost git directory holding ``rel`` (before or after the run),
+        remembered for these views (a settle asks twice per entry)."""
+        memo = self._roots
+        if memo is None or memo[0] is not self.post or memo[1] is not self.pre:
+            memo = self._roots = (self.post, self.pre, {})
+        if rel in memo[2]:
+            return memo[2][rel]
         parts = rel.split("/")
         best = None
         if ".git" in parts[:-1]:
@@ -82,6 +89,7 @@ class Registry:
             root = view.git_root(parent)
             if root is not None and (best is None or len(root) > len(best)):
                 best = root
+        memo[2][rel] = best
         return best
 
     def lookup(self, rel: str) -> tuple[str, str] | None:

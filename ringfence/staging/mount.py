@@ -144,6 +144,7 @@ def stage_root(state: str) -> str:
 def create(state: str, workspace: str) -> Stage:
     root = stage_root(state)
     os.makedirs(root, mode=0o700, exist_ok=True)
+    spread(root)
     name = f"st_{int(time.time())}_{os.getpid()}_{os.urandom(4).hex()}"
     path = os.path.join(root, name)
     os.mkdir(path, 0o700)
@@ -157,6 +158,41 @@ def create(state: str, workspace: str) -> Stage:
         stage.remove()          # a full disk must not leave a half-made stage behind
         raise
     return stage
+
+
+# ext4 puts a new directory in its parent's block group, so every stage (all of a
+# run's writes) would land where the previous stages were, whose files the host has
+# since deleted (a `rm -rf node_modules` of what the last run applied). Without a
+# journal, ext4 will not reuse an inode freed in the last minute and scans past every
+# such inode on each create: a run after one that wrote thousands of files paid
+# seconds for it, and its own temporary files (npm unpacks each package into its
+# cache's tmp dir first) sat next to its output. The TOPDIR attribute (`chattr +T`)
+# spreads the directories made in the stage root over the disk, like top-level
+# ones. A hint: where the filesystem or architecture has no such ioctl, nothing.
+FS_TOPDIR_FL = 0x00020000
+_IOC_GENERIC = ("x86_64", "i386", "i686", "aarch64", "arm", "riscv", "s390", "loongarch")
+
+
+def spread(root: str) -> None:
+    if not os.uname().machine.startswith(_IOC_GENERIC):
+        return                  # another ioctl encoding (mips, powerpc, sparc...)
+    import fcntl
+    import struct
+
+    size = struct.calcsize("l")          # _IOR('f', 1, long) / _IOW('f', 2, long)
+    get, put = (2 << 30) | (size << 16) | 0x6601, (1 << 30) | (size << 16) | 0x6602
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        flags = struct.unpack("i", fcntl.ioctl(fd, get, b"\0" * 4))[0]
+        if not flags & FS_TOPDIR_FL:
+            fcntl.ioctl(fd, put, struct.pack("i", flags | FS_TOPDIR_FL))
+    except OSError:
+        pass                    # tmpfs, xfs, btrfs...: no such attribute
+    finally:
+        os.close(fd)
 
 
 # Stage space (issue 23). The upper dir shares the state dir's filesystem, so a run

@@ -35,6 +35,53 @@ class Settled:
     stage: str | None = None          # the stage dir, kept while something is held
 
 
+def prewarm() -> None:
+    """Load what settling a run that wrote something needs (the judges, the git
+    readers, the registry's name tables): a fresh ``ringfence run`` process pays
+    about 30 ms for it on first use. Called in a background thread while the
+    command is still running (``compiler/execute.py``), so a run that wrote files
+    does not pay it after the command ended; settling itself never depends on it."""
+    import hashlib  # noqa: F401 - the index and object judges hash
+
+    from ringfence.staging import apply, judges, links, place, shadow  # noqa: F401
+    from ringfence.staging.git import (config, discovery, file_judges, hookdirs,  # noqa: F401
+                                       index, keys, repo_judges)
+
+    judges._tables()
+
+
+# While a staged command runs, its upper dir is looked at this often (seconds); once
+# it holds something, what settles those writes is loaded meanwhile, on the core
+# the command leaves idle. A run that writes nothing (`true`, `ls`) never pays.
+PREWARM_EVERY = 0.03
+
+
+def prewarm_soon(upper: str):
+    """Start watching ``upper`` for a first write, then ``prewarm``, in a daemon
+    thread; ``.set()`` the returned event when the command ended. None when already
+    loaded (a warm Session, the MCP server)."""
+    import sys
+    import threading
+
+    done = sys.modules.get("ringfence.staging.judges")
+    if done is not None and done._TABLES and "ringfence.staging.git.repo_judges" in sys.modules:
+        return None
+    stop = threading.Event()
+
+    def watch() -> None:
+        try:
+            while not stop.wait(PREWARM_EVERY):
+                with os.scandir(upper) as it:
+                    if next(it, None) is not None:
+                        prewarm()
+                        return
+        except Exception:    # noqa: BLE001 - a hint only: settle imports what it needs
+            pass
+
+    threading.Thread(target=watch, daemon=True, name="ringfence-prewarm").start()
+    return stop
+
+
 def _inside(path: str, root: str) -> str | None:
     path = os.path.normpath(path)
     if path == root:

@@ -78,3 +78,32 @@ def test_index_flags_and_excludes(tmp_path):
     assert judge_exclude("info/exclude", "# c\nconftest.py\n", "# c\n") == \
         "hides files from git status: conftest.py"
     assert judge_exclude("info/exclude", "# c\n# more\n", "# c\n") is None
+
+
+def test_the_registry_remembers_a_git_root_only_for_the_views_it_was_found_in(tmp_path):
+    """Registry.git_root is remembered per path (settle asks twice per entry), but a
+    new pair of views (the next plan, a later lookup without the stage) asks again:
+    a stale answer would judge a bare layout's config as plain data."""
+    from ringfence.staging.judges import Registry
+
+    ws, up = _tree(tmp_path)
+    reg = Registry(ws)
+    reg.post, reg.pre = View(up, ws), View(None, ws)
+    assert reg.git_root("lib/config") == "lib"
+    assert reg.lookup("lib/config")[0] == "git-config"
+    reg.post, reg.pre = View(None, ws), View(None, ws)    # the stage is gone
+    assert reg.git_root("lib/config") is None
+    assert reg.lookup("lib/config") is None
+
+
+def test_prewarm_loads_what_settling_needs_in_a_fresh_process():
+    """The background load a staged run starts while its command runs
+    (staging/settle.py prewarm): afterwards the judges' tables are built."""
+    import sys
+
+    code = ("import sys; from ringfence.staging.settle import prewarm; "
+            "assert 'ringfence.staging.judges' not in sys.modules; prewarm(); "
+            "from ringfence.staging import judges; assert judges._TABLES; "
+            "assert 'ringfence.staging.git.repo_judges' in sys.modules; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

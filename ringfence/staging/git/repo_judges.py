@@ -174,14 +174,10 @@ def _mtime_matches(entry: bytes, st) -> bool:
 
 
 def _same_file(a: str, b: str) -> bool:
+    from ringfence.rfcore.fsops import same_bytes
+
     try:
-        with open(a, "rb") as x, open(b, "rb") as y:
-            while True:
-                p, q = x.read(1 << 20), y.read(1 << 20)
-                if p != q:
-                    return False
-                if not p:
-                    return True
+        return same_bytes(a, b)
     except OSError:
         return False
 
