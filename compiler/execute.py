@@ -137,6 +137,9 @@ def _execute(spec, argv, host, env, timeout, stdin, capture, out, err, degradati
         if warm is not None:
             s = warm.setup
             degradations.extend(warm.notes)
+            for note in warm.notes:     # printed as a cold start prints them (startup.py)
+                if note.code != "RF626" or os.geteuid() == 0:
+                    warn(note)
         else:
             s = Setup.build(spec, argv, host=host, env=env, degradations=degradations,
                             shown=shown)
@@ -170,7 +173,13 @@ def _execute(spec, argv, host, env, timeout, stdin, capture, out, err, degradati
         for sink in sinks:
             if sink is not None:
                 sink.drain()
-        decisions, late = s.close(ran) if s is not None else ((), ())
+        if warm is not None and not ran:
+            warm.kill()     # taken, maybe never handed its argv: bwrap too, and reaped
+            decisions, late = (), ()
+        else:
+            decisions, late = s.close(ran) if s is not None else ((), ())
+        if warm is not None:
+            warm.done()
         hits: tuple[str, ...] = ()
         broker = s.broker if s is not None else None
         if broker is not None:

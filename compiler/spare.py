@@ -50,7 +50,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from .secretmasks import RACY_NS
-from .sparecheck import MAX_ARGV, _racy, fits, key, paths, sample  # noqa: F401
+from .sparecheck import (MAX_ARGV, VARS, _racy, _sets_ours, fits, key, paths,  # noqa: F401
+                         sample, stage_space)
 
 MAX_AGE = 600.0             # seconds a spare may wait before it is replaced
 READY_WAIT = 10.0           # seconds a launcher has to say it is ready
@@ -59,13 +60,14 @@ SETTLE = 0.03               # seconds between a run's end and its spare's set-up
 
 
 def launcher(r: int, w: int) -> str:
-    """The spare's command: say ready on ``w``, then read a count and exactly that
+    """The spare's command (run by ``bash -p``): say ready on ``w``, then read a count and exactly that
     many NUL-terminated words from ``r``, close both, and exec them; anything short
     (EOF: the spare was discarded) runs nothing."""
-    return (f'printf . >&{w}; exec {w}>&-; IFS= read -r -d "" n <&{r} || exit 0; '
-            f'a=(); while [ ${{#a[@]}} -lt "$n" ] && IFS= read -r -d "" x <&{r}; '
-            f'do a+=("$x"); done; [ ${{#a[@]}} -eq "$n" ] || exit 0; exec {r}<&-; '
-            'exec "${a[@]}"')
+    n, a, x = VARS[:3]
+    return (f'printf . >&{w}; exec {w}>&-; IFS= read -r -d "" {n} <&{r} || exit 0; '
+            f'{a}=(); while [ ${{#{a}[@]}} -lt "${n}" ] && IFS= read -r -d "" {x} <&{r}; '
+            f'do {a}+=("${x}"); done; [ ${{#{a}[@]}} -eq "${n}" ] || exit 0; exec {r}<&-; '
+            f'exec "${{{a}[@]}}"')
 
 
 _CURRENT: ContextVar["Pool | None"] = ContextVar("ringfence_spare", default=None)
@@ -113,6 +115,15 @@ class Spare:
         self.key, self.names, self.sig, self.notes = ident, names, sig, tuple(notes)
         self.born = time.monotonic()
         self._argv: list[str] = []
+        self.pool: "Pool | None" = None     # the pool that handed it to a run
+
+    def done(self) -> None:
+        """The run that took it is over (or never started): its maker may end now."""
+        pool, self.pool = self.pool, None
+        if pool is not None:
+            with pool._cond:
+                pool._inuse -= 1
+                pool._cond.notify_all()
 
     def usable(self, ident: tuple) -> str | None:
         """Why this spare is not the sandbox a cold start would build now (None: it is)."""
@@ -124,7 +135,7 @@ class Spare:
             return "the compiled sandbox differs"
         if sample(self.names) != self.sig:
             return "a path it mounts changed since it was set up"
-        return None
+        return stage_space(self.setup.stage)
 
     def release(self):
         """Hand the argv over; returns the running bwrap's Popen (supervise)."""
@@ -185,6 +196,9 @@ class Pool:
         self._fail: str | None = None   # why the maker made none, last time
         self._closed = False
         self._thread: threading.Thread | None = None
+        # Spares handed to runs still going: their bwrap dies with the maker thread
+        # (--die-with-parent is per thread), so it outlives close() until they end.
+        self._inuse = 0
         self.used = False               # did the last run use a spare?
         self.why_not: str | None = None     # ... and if not, why (tests, docs)
         _POOLS.add(self)
@@ -221,12 +235,18 @@ class Pool:
             fail, self._fail = self._fail, None
             self.why_not = "no spare was ready" + (f" ({fail})" if fail else "")
             return None
-        why = spare.usable(key(spec, host, env))
+        ident = key(spec, host, env)
+        why = spare.usable(ident)
+        if why is None and _sets_ours(ident[1]):
+            why = "the environment sets a variable the launcher uses"
         if why is not None:
             self.why_not = why
             spare.kill()
             return None
         spare._argv = list(argv)
+        with self._cond:
+            self._inuse += 1
+            spare.pool = self
         self.used, self.why_not = True, None
         return spare
 
@@ -235,10 +255,10 @@ class Pool:
             self._closed = True
             spare, self._slot = self._slot, None
             self._cond.notify_all()
-            thread = self._thread
+            thread, busy = self._thread, self._inuse > 0
         if spare is not None:
             spare.kill()
-        if thread is not None and thread is not threading.current_thread():
+        if thread is not None and thread is not threading.current_thread() and not busy:
             thread.join(READY_WAIT + RACY_WAIT + 5)
 
     # --- the maker thread ---------------------------------------------------------
@@ -262,6 +282,9 @@ class Pool:
                         self._wanted = None
                         continue
                 if self._closed:
+                    # Not before a run on one of our spares ends: bwrap's parent is
+                    # this thread, and its end would SIGKILL that run's sandbox.
+                    self._cond.wait_for(lambda: self._inuse <= 0)
                     return
                 if self._wanted is not None:
                     wanted, self._wanted = self._wanted, None
@@ -318,7 +341,7 @@ class Pool:
         proc = None
         try:
             # bwrap passes inherited fds through: the launcher reads the pipes there.
-            s = Setup.build(spec, ["bash", "-c", launcher(argv_r, ready_w)], host=host,
+            s = Setup.build(spec, ["bash", "-p", "-c", launcher(argv_r, ready_w)], host=host,
                             env=env, degradations=notes, shown=None, stage_state="spare")
             proc = subprocess.Popen(s.bargv, env=dict(HOST_ENV), stdin=subprocess.DEVNULL,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -2,7 +2,8 @@
 build now, and which runs may use one at all.
 
 ``key``: the spec's digest, the environment bwrap sets (``env_args``), bwrap, the
-interpreter and the arch. ``paths``/``sample``: every host path the spec mounts
+interpreter, the arch, and what the sandbox inherits from this process (umask,
+ignored and blocked signals, rlimits, nice, CPU affinity: ``inherited``). ``paths``/``sample``: every host path the spec mounts
 from or onto, and each of its ancestors, with (st_dev, st_ino, st_mtime_ns,
 st_ctime_ns); a mount's own source or target by identity only (the module doc of
 ``paths`` says why). ``_racy``: a sampled time within RACY_NS of the sample, which
@@ -20,6 +21,14 @@ from .factcache import _ancestors, _stat
 from .secretmasks import RACY_NS
 
 MAX_ARGV = 4096             # bytes of argv a spare takes (bash's read is bytewise)
+
+# The launcher's shell variables: an exported variable of the same name (the
+# profile's [env] set) would reach the command changed, so a spare is never used for
+# an environment that names one (Pool.take). The launcher is `bash -p` (privileged
+# mode: no $BASH_ENV/$ENV sourced when the spare is set up, before the run is even
+# decided; no functions imported, their env entries passed on verbatim), which
+# rewrites an exported SHELLOPTS or BASHOPTS: never for an environment setting those.
+VARS = ("_rf_spare_n", "_rf_spare_a", "_rf_spare_x", "SHELLOPTS", "BASHOPTS")
 
 
 def fits(spec, argv, stdin) -> bool:
@@ -39,7 +48,31 @@ def fits(spec, argv, stdin) -> bool:
 def key(spec, host, env) -> tuple:
     from .backends.bwrap import env_args
 
-    return (spec.digest(), tuple(env_args(spec, env)), host.bwrap, host.python, host.arch)
+    return (spec.digest(), tuple(env_args(spec, env)), host.bwrap, host.python, host.arch,
+            inherited())
+
+
+def inherited() -> tuple:
+    """What the sandbox inherits from this process when bwrap is forked, that the spec
+    does not say: the umask, the ignored signals and this *thread's* blocked ones
+    (the maker thread forks a spare, the run's thread a cold start), every rlimit,
+    the nice value, the CPU affinity. A spare forked before the process changed one
+    would give the run the old one."""
+    import resource
+
+    mask: object = object()         # unknown: never equal, no spare
+    try:
+        with open("/proc/thread-self/status", encoding="ascii", errors="replace") as fh:
+            got = {k: v.strip() for k, _, v in (ln.partition(":") for ln in fh)
+                   if k in ("Umask", "SigIgn", "SigBlk")}
+        if len(got) == 3:
+            mask = tuple(sorted(got.items()))
+    except OSError:
+        pass
+    limits = tuple(resource.getrlimit(getattr(resource, n)) for n in sorted(dir(resource))
+                   if n.startswith("RLIMIT_"))
+    return (mask, limits, os.getpriority(os.PRIO_PROCESS, 0), tuple(sorted(
+        os.sched_getaffinity(0))))
 
 
 def paths(spec) -> tuple[tuple[str, bool], ...]:
@@ -89,3 +122,23 @@ def _racy(sig: tuple, at: int) -> int:
     late = [t for s in sig if s is not None and len(s) > 2 for t in (s[2], s[3])
             if t > at - RACY_NS]
     return max(late) if late else 0
+
+
+def _sets_ours(env_args: tuple) -> bool:
+    return any(env_args[i + 1] in VARS for i, arg in enumerate(env_args[:-1])
+               if arg == "--setenv")
+
+
+def stage_space(stage) -> str | None:
+    """A cold run checks the stage's free space (RF622) when it starts: so does the
+    run that takes a spare, whose space was checked when it was set up."""
+    from ringfence.rfcore.errors import SandboxError
+    from ringfence.staging import mount
+
+    if stage is None:
+        return None
+    try:
+        mount.check_space(os.path.dirname(os.path.dirname(stage.path)))
+    except SandboxError:
+        return "its stage's filesystem is below the minimum free space (RF622)"
+    return None

@@ -28,11 +28,8 @@ ASKY = 'extends = "build"\ndescription = "test: cat asks"\n[commands]\nask = ["c
 
 
 @pytest.fixture
-def env(box, monkeypatch):
-    for k, v in box.env().items():
-        monkeypatch.setenv(k, v)
-    for k in ("RINGFENCE_PROFILE", "RINGFENCE_SESSION"):
-        monkeypatch.delenv(k, raising=False)
+def env(box_env):
+    box = box_env
     profile = box.root / "asky.toml"
     profile.write_text(ASKY)
     box.profile = str(profile)

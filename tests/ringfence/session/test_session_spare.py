@@ -67,20 +67,26 @@ def _until_spare(s, command="true") -> ringfence.Result:
 
 
 def _ready(s) -> None:
-    """Wait until a spare sits ready, without using it."""
-    from ringfence.compiler import spare as sp
+    """Wait until a spare sits ready and still fresh, without using it. A spare gone
+    stale meanwhile (the test's own writes, a cold run's settle, another test's box
+    under a shared parent changed a directory it depends on: rightly not used) is
+    replaced by one more run, so an assertion that the next run uses it holds on a
+    busy machine too."""
+    from ringfence.compiler.sparecheck import sample
 
     end = time.monotonic() + WAIT
     pool = s._pool
     while True:
         with pool._cond:
-            if pool._slot is not None and not pool._building:
+            spare = pool._slot if not pool._building else None
+        if spare is not None:
+            if spare.proc.poll() is None and sample(spare.names) == spare.sig:
                 return
+            _until_spare(s)     # takes the stale one (a cold run), asks for a new one
         assert time.monotonic() < end, f"no spare became ready: {pool._fail}"
         time.sleep(0.05)
         if pool._slot is None and not pool._building and pool._wanted is None:
             _until_spare(s)     # the maker gave up (racy); one more run asks again
-    del sp
 
 
 def _changes(r) -> dict:

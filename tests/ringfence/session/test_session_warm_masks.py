@@ -21,11 +21,8 @@ TOKEN = "gho_WarmSessionTokenMustNeverShow0123456789"
 
 
 @pytest.fixture
-def env(box, monkeypatch):
-    for k, v in box.env().items():
-        monkeypatch.setenv(k, v)
-    for k in ("RINGFENCE_PROFILE", "RINGFENCE_SESSION"):
-        monkeypatch.delenv(k, raising=False)
+def env(box_env, monkeypatch):
+    box = box_env
     # A tool's config moved out of the (masked) home by its override variable: the
     # credential table masks that directory wherever it is, once it exists.
     monkeypatch.setenv("GH_CONFIG_DIR", str(box.outside / "ghcfg"))
