@@ -206,6 +206,13 @@ def _xdg_dirs(host, homes) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def _config_dirs(home: str, xdg) -> list[str]:
+    """The XDG config, data and state dirs and ~/.local, ~/.cache: whole dirs of
+    configs and state, never a toolchain's own dir."""
+    return [expand(h, home, xdg) for h in _XDG] + [posixpath.join(home, ".local"),
+                                                  posixpath.join(home, ".cache")]
+
+
 def _all_homes(host) -> list[str]:
     out = []
     for h in (host.home,) + tuple(getattr(host, "other_homes", ())):
@@ -233,6 +240,13 @@ def _allowed(host, home: str, xdg, extra, bases: list[str], home_masked: bool,
                 if (not home_masked or kind == "moved-bind") and not any(
                         _inside(p, b) for b in bases):
                     continue            # not under a masked dir: already visible as is
+                if kind == "moved-bind" and any(_inside(h, p) or _inside(h, f.real)
+                                                for h in homes + _config_dirs(home, xdg)):
+                    # RUSTUP_HOME=~ (or ~/.config, or /home) names no toolchain dir:
+                    # binding it would undo the mask for all the table does not name.
+                    notes.append(Note("RF651", f"{p} (named by a toolchain variable) is, "
+                                      "or holds, a home or masked dir; not made readable"))
+                    continue
                 # Never through a link out of the allowed place into ANY home (or a
                 # masked XDG dir): a ~/.local/bin that links to ~/.ssh, or to the
                 # account's real home, must not bind the keys back in.

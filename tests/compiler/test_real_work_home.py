@@ -140,3 +140,21 @@ def test_a_rustup_and_cargo_home_elsewhere_in_the_home_are_bound_without_secrets
     assert all(f"cargo-{sub}" in r.stdout for sub in ("bin", "registry", "git")), r.stdout
     assert MARK not in r.stdout
     assert not (cargo / "bin" / "new").exists()
+
+
+@pytest.mark.parametrize("where", ["home", "config", "parent"])
+def test_a_toolchain_variable_naming_the_home_unmasks_nothing(cbox, where):
+    """RUSTUP_HOME (or CARGO_HOME) set to the home itself, a masked XDG dir, or a dir
+    above the home must not bind it back: the mask would be undone for every file the
+    credential table does not name (notes, configs, keys under other names)."""
+    (cbox.home / "notes.txt").write_text(f"{MARK}-notes\n")
+    (cbox.home / ".config" / "app").mkdir(parents=True, exist_ok=True)
+    (cbox.home / ".config" / "app" / "settings").write_text(f"{MARK}-settings\n")
+    target = {"home": cbox.home, "config": cbox.home / ".config",
+              "parent": cbox.home.parent}[where]
+    r = cbox.run("build", "-c", f'cat {cbox.home}/notes.txt {cbox.home}/.config/app/settings; '
+                 f'ls -a {cbox.home}; exit 0',
+                 env=cbox.env(RUSTUP_HOME=str(target), CARGO_HOME=str(target)))
+    assert r.returncode == 0, r.stderr
+    assert MARK not in r.stdout
+    assert "notes.txt" not in r.stdout
