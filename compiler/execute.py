@@ -132,7 +132,7 @@ def _execute(spec, argv, host, env, timeout, stdin, capture, out, err, degradati
     started = _time.time()
     sinks: list = [None, None]          # the redacting output sinks of a brokered run
     ran = False
-    s = None
+    s = loading = None
     try:
         if warm is not None:
             s = warm.setup
@@ -167,9 +167,9 @@ def _execute(spec, argv, host, env, timeout, stdin, capture, out, err, degradati
                            watch=s.lims.watch if s.lims.active else None,
                            started=warm)
         ran = True
-        if loading is not None:
-            loading.set()           # the command ended: settling loads what it needs
     finally:
+        if loading is not None:
+            loading.done()          # stopped, and any load under way finished
         for sink in sinks:
             if sink is not None:
                 sink.drain()

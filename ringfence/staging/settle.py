@@ -58,28 +58,40 @@ PREWARM_EVERY = 0.03
 
 def prewarm_soon(upper: str):
     """Start watching ``upper`` for a first write, then ``prewarm``, in a daemon
-    thread; ``.set()`` the returned event when the command ended. None when already
-    loaded (a warm Session, the MCP server)."""
+    thread; call ``.done()`` on the returned watcher when the command ended, before
+    settling: it stops the watch and waits for a load under way, so settle never
+    imports a module another thread is importing (the import system can refuse
+    that as a deadlock). None when already loaded (a warm Session, the MCP server)."""
     import sys
-    import threading
 
     done = sys.modules.get("ringfence.staging.judges")
     if done is not None and done._TABLES and "ringfence.staging.git.repo_judges" in sys.modules:
         return None
-    stop = threading.Event()
+    return _Watch(upper)
 
-    def watch() -> None:
+
+class _Watch:
+    def __init__(self, upper: str) -> None:
+        import threading
+
+        self.upper, self.stop = upper, threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True,
+                                       name="ringfence-prewarm")
+        self.thread.start()
+
+    def _run(self) -> None:
         try:
-            while not stop.wait(PREWARM_EVERY):
-                with os.scandir(upper) as it:
+            while not self.stop.wait(PREWARM_EVERY):
+                with os.scandir(self.upper) as it:
                     if next(it, None) is not None:
                         prewarm()
                         return
         except Exception:    # noqa: BLE001 - a hint only: settle imports what it needs
             pass
 
-    threading.Thread(target=watch, daemon=True, name="ringfence-prewarm").start()
-    return stop
+    def done(self) -> None:
+        self.stop.set()
+        self.thread.join()
 
 
 def _inside(path: str, root: str) -> str | None:

@@ -108,9 +108,15 @@ def test_a_spare_gives_what_a_cold_run_gives(env, profile):
                              spare=False)
     try:
         for cmd in cases:
-            _ready(warm)
-            w = warm.run(cmd)
-            (env.ws / "made.txt").unlink(missing_ok=True)
+            for _ in range(3):
+                # A spare is rightly dropped when the host changed what it was built
+                # from meanwhile (the cold Session's run just before): that run is
+                # cold and correct; the next spare is built from the new state.
+                _ready(warm)
+                w = warm.run(cmd)
+                (env.ws / "made.txt").unlink(missing_ok=True)
+                if w.spare:
+                    break
             c = cold.run(cmd)
             assert w.spare and not c.spare, (cmd, warm._pool.why_not)
             assert (w.state, w.exit_code, w.stdout, w.stderr) == \
