@@ -14,9 +14,10 @@ compares each entry with the workspace (the overlay's lower layer):
 Each change is judged by ``ringfence.staging.judges``; a held one stays in the stage.
 Git directories are found by git's own rule in the tree the host will see
 (``ringfence/staging/git/discovery.py``), not only by the name ``.git``; a
-repository the run created is judged whole. FIFOs, sockets and device nodes are
-held. The walk is iterative and computes each new subtree's verdict once, so a
-tree of any depth costs O(entries); ``deadline`` bounds it (``Overrun``).
+repository the run created is judged whole (its loose objects once per directory:
+``staging/loose.py``). FIFOs, sockets and device nodes are held. The walk is
+iterative and computes each new subtree's verdict once, so a tree of any depth costs
+O(entries); ``deadline`` bounds it (``Overrun``).
 
 ``apply_plan`` moves the rest into the workspace: a new directory whose whole
 subtree is harmless is renamed in one step (copied when the stage is on another
@@ -36,6 +37,7 @@ import stat
 from ringfence.rfcore.fsops import same_bytes
 from ringfence.rfcore.records import field, record
 from ringfence.staging.git.discovery import OPAQUE, _opaque, whiteout  # noqa: F401 - one reading of overlayfs
+from ringfence.staging.loose import shortcut
 
 READ_LIMIT = 1 << 20          # judged files larger than this are held unread
 INDEX_LIMIT = 256 << 20       # but a git index is read whole (rfcore/gitindex.MAX_INDEX)
@@ -255,10 +257,12 @@ def _subtree(upath: str, rel: str, ctx: _Ctx) -> str | None:
     stack = [(upath, rel, None)]
     own: dict[str, str | None] = {}
     paths: list[str] = []                # what a whole move creates (as _paths)
+    registry = ctx.registry
     while stack:
         up, r, parent = stack.pop()
         reason = None
         empty = True
+        cut = shortcut(registry, r)      # loose objects: one verdict for the directory
         with os.scandir(up) as it:
             for e in it:
                 ctx.tick()
@@ -266,7 +270,8 @@ def _subtree(upath: str, rel: str, ctx: _Ctx) -> str | None:
                 er = f"{r}/{e.name}"
                 st = e.stat(follow_symlinks=False)
                 if reason is None:
-                    reason = _judge(ctx.registry, er, e.path, st, "", None)[0]
+                    reason = (cut.verdict if cut is not None and cut.covers(registry, e.name, st)
+                              else _judge(registry, er, e.path, st, "", None)[0])
                 if stat.S_ISDIR(st.st_mode):
                     stack.append((e.path, er, r))
                 else:
