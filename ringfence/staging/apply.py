@@ -289,6 +289,30 @@ def _subtree(upath: str, rel: str, ctx: _Ctx) -> str | None:
     return ctx.verdicts[rel]
 
 
+def _replaced_objects(registry, made, was, rel: str, upath: str, lpath: str) -> str | None:
+    """A directory that replaces the workspace's (``rm -rf d; mkdir d``: opaque) is
+    judged as new, so the merge walk's two object rules are applied here: a git
+    object the workspace had keeps its bytes, and no cache git trusts over the
+    commits goes into a repository the workspace had. Only ``_object_cache`` paths
+    (``objects/`` of a git dir) have those kinds: the rest is not looked up again."""
+    for g in made:
+        if not (g.startswith("objects/") or "/objects/" in g):
+            continue
+        hit = registry.lookup(g)
+        root = registry.git_root(g)
+        if hit is None or root is None or not registry.pre.is_git_dir(root):
+            continue
+        if hit[0] == "git-cache":
+            return f"{g}: a cache git log trusts over the commits, put into the repository"
+        if hit[0] == "git-object" and g in was:
+            tail = g[len(rel):]
+            why = _judge(registry, g, upath + tail, os.lstat(upath + tail), lpath + tail,
+                         _lstat(lpath + tail))[0]
+            if why:
+                return f"{g}: {why}"
+    return None
+
+
 def _walk_dir(upper_dir: str, ws_dir: str, rel_dir: str, ctx: _Ctx, p: Plan) -> list:
     """Plan one upper dir's entries; the dirs to walk next."""
     registry = ctx.registry
@@ -335,6 +359,7 @@ def _walk_dir(upper_dir: str, ws_dir: str, rel_dir: str, ctx: _Ctx, p: Plan) -> 
             if reason is None and registry.lookup(rel) is not None and not stat.S_ISDIR(lst.st_mode):
                 reason = "replaces a file the host obeys with a directory"
             keep, was = set(made), set(gone)
+            reason = reason or _replaced_objects(registry, made, was, rel, upath, lpath)
             p.deleted.extend(g for g in gone if g not in keep)
             p.modified.extend(g for g in made if g in was)
             p.created.extend(g for g in made if g not in was)

@@ -134,3 +134,34 @@ def test_an_object_named_file_in_the_hooks_path_is_judged_as_a_hook(box):
     assert "hook" in r.stderr
     assert not (box.ws / ".git" / "objects" / "ab" / FAKE[2:]).exists()
 
+
+FORGE = r'''
+import os, subprocess, zlib
+oid = subprocess.run(["git", "rev-parse", "HEAD:README"], check=True, capture_output=True,
+                     text=True).stdout.strip()
+d = f".git/objects/{oid[:2]}"
+subprocess.run(["rm", "-rf", d], check=True)
+os.mkdir(d)                                # a new (opaque) directory replaces the old one
+open(f"{d}/{oid[2:]}", "wb").write(zlib.compress(b"blob 5\0evil\n"))
+'''
+
+
+def test_an_object_rewritten_through_a_replaced_directory_keeps_its_bytes(box):
+    commit_all(box)
+    (box.root / "forge.py").write_text(FORGE)
+    r = run(box, f"{INNER_PY} {box.root}/forge.py")
+    assert r.returncode == 0, r.stderr
+    assert "rewrites an existing git object" in r.stderr, r.stderr
+    assert host_git(box, "cat-file", "-p", "HEAD:README").stdout == "hello\n"
+    assert host_git(box, "fsck").returncode == 0
+
+
+
+def test_a_commit_graph_through_a_replaced_directory_never_reaches_the_host(box):
+    commit_all(box)
+    r = run(box, "rm -rf .git/objects/info; mkdir -p .git/objects/info; "
+                 "printf 'CGPH forged' > .git/objects/info/commit-graph")
+    assert r.returncode == 0, r.stderr
+    assert "held for review: .git/objects/info" in r.stderr, r.stderr
+    assert not (box.ws / ".git" / "objects" / "info" / "commit-graph").exists()
+    assert host_git(box, "log", "--format=%s").stdout == "init\n"
