@@ -210,6 +210,9 @@ def _judge(registry, rel: str, upath: str | None, ust, lpath: str, lst) -> tuple
         return (link or fresh or (judge(kind, rel, b"", None, is_link=True,
                                        workspace=registry.workspace)
                                  if stat.S_ISLNK(ust.st_mode) else None)), kind
+    if kind == "hook":           # judged by its name (only *.sample is harmless): not read
+        return judge(kind, rel, b"", None, is_link=stat.S_ISLNK(ust.st_mode),
+                     workspace=registry.workspace) or link or fresh, kind
     limit = INDEX_LIMIT if kind == "git-index" else READ_LIMIT   # a big repo's index
     new = _content(upath, ust, limit)
     if new is None and stat.S_ISREG(ust.st_mode) and kind != "git-data":

@@ -173,7 +173,7 @@ class Registry:
                 kind = _in_git_dir(inner)[0]
                 if kind == "git-data":
                     continue
-                new = _read(path, st)
+                new = b"" if kind == "hook" else _read(path, st)     # judged by name
                 if new is None:
                     why = f"{rel}: too large to judge"
                     break
