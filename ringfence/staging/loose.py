@@ -76,11 +76,13 @@ def shortcut(registry, rel_dir: str) -> Shortcut | None:
         files, store, probe = True, parent, "0" * 38
     else:
         return None
-    if registry.globs or any(k == rel_dir or rel_dir.startswith(k + "/")
-                             or k.startswith(rel_dir + "/") for k in registry.extra):
+    if registry.globs:
         return None
     rel = f"{rel_dir}/{probe}"
-    hit = registry.lookup(rel)
+    hit = registry.lookup(rel)           # may add rows (a repository found up from here)
+    if any(k == rel_dir or rel_dir.startswith(k + "/") or k.startswith(rel_dir + "/")
+           for k in registry.extra):
+        return None
     root = registry.git_root(rel)
     if hit is None or root is None or store != (f"{root}/objects" if root else "objects"):
         return None
