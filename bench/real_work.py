@@ -56,7 +56,8 @@ and not /dev/shm, which ringfence refuses as a workspace: it is under /dev);
 --dir picks another. Removed afterwards.
 
 Usage: python bench/real_work.py [--runs N] [--quick] [--dir DIR] [--delete]
-                                 [--against RINGFENCE] [--home-visible] [--json]
+                                 [--against RINGFENCE] [--home-visible]
+                                 [--only NAMES] [--json]
 """
 
 from __future__ import annotations
@@ -199,12 +200,13 @@ def _time(argv, ws: Path, env: dict) -> tuple[float, str]:
 
 def measure(runs: int = 3, quick: bool = False, base_dir: str | None = None,
             delete: bool = False, against: str | None = None,
-            home_visible: bool = False) -> list[dict]:
+            home_visible: bool = False, only: tuple[str, ...] = ()) -> list[dict]:
     """Medians need ``runs`` >= 1. ``delete``: remove what a run wrote between runs
     instead of moving it aside. ``against``: another ``ringfence`` (say main's),
     run under Build too, interleaved with this one (column ``other``).
     ``home_visible``: every job under Build with ``mask_home = false`` too
-    (column ``visible``)."""
+    (column ``visible``). ``only``: the jobs whose name starts with one of these
+    (``("git", "true")``: the short task and the fixed cost)."""
     rf = ringfence_bin()
     tmp = tempfile.mkdtemp(prefix="rf-bench-real-", dir=base_dir or "/var/tmp")
     results = []
@@ -223,6 +225,8 @@ def measure(runs: int = 3, quick: bool = False, base_dir: str | None = None,
         places = {"CACHE": os.path.join(tmp, "npm-cache"),
                   "GOCACHE": os.path.join(tmp, "go-cache")}
         for job in jobs(ws, quick):
+            if only and not job["name"].startswith(tuple(only)):
+                continue
             row = {"name": job["name"], "bare": [], "build": [], "note": job.get("skip", "")}
             if "skip" in job:
                 results.append(row)
@@ -357,14 +361,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--home-visible", action="store_true",
                     help="every job also under Build with mask_home = false (a generated "
                          "profile), interleaved: the masked home's own cost")
+    ap.add_argument("--only", default="", metavar="NAMES",
+                    help="comma-separated job name prefixes to run (git,true: the short "
+                         "task against the fixed cost)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.runs < 1:
         ap.error("--runs must be at least 1")
     if args.against and not os.access(args.against, os.X_OK):
         ap.error(f"--against {args.against}: not an executable")
+    only = tuple(n.strip() for n in args.only.split(",") if n.strip())
     rows = measure(args.runs, args.quick, args.dir, args.delete, args.against,
-                   args.home_visible)
+                   args.home_visible, only)
+    if only and not rows:
+        ap.error(f"--only {args.only}: no job's name starts with that")
     load = os.getloadavg()
     if args.json:
         print(json.dumps({"rows": [{**r, "ratio": ratio(r), **({

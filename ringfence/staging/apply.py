@@ -14,9 +14,10 @@ compares each entry with the workspace (the overlay's lower layer):
 Each change is judged by ``ringfence.staging.judges``; a held one stays in the stage.
 Git directories are found by git's own rule in the tree the host will see
 (``ringfence/staging/git/discovery.py``), not only by the name ``.git``; a
-repository the run created is judged whole. FIFOs, sockets and device nodes are
-held. The walk is iterative and computes each new subtree's verdict once, so a
-tree of any depth costs O(entries); ``deadline`` bounds it (``Overrun``).
+repository the run created is judged whole (its loose objects once per directory:
+``staging/loose.py``). FIFOs, sockets and device nodes are held. The walk is
+iterative and computes each new subtree's verdict once, so a tree of any depth costs
+O(entries); ``deadline`` bounds it (``Overrun``).
 
 ``apply_plan`` moves the rest into the workspace: a new directory whose whole
 subtree is harmless is renamed in one step (copied when the stage is on another
@@ -36,6 +37,7 @@ import stat
 from ringfence.rfcore.fsops import same_bytes
 from ringfence.rfcore.records import field, record
 from ringfence.staging.git.discovery import OPAQUE, _opaque, whiteout  # noqa: F401 - one reading of overlayfs
+from ringfence.staging.loose import shortcut
 
 READ_LIMIT = 1 << 20          # judged files larger than this are held unread
 INDEX_LIMIT = 256 << 20       # but a git index is read whole (rfcore/gitindex.MAX_INDEX)
@@ -208,6 +210,9 @@ def _judge(registry, rel: str, upath: str | None, ust, lpath: str, lst) -> tuple
         return (link or fresh or (judge(kind, rel, b"", None, is_link=True,
                                        workspace=registry.workspace)
                                  if stat.S_ISLNK(ust.st_mode) else None)), kind
+    if kind == "hook":           # judged by its name (only *.sample is harmless): not read
+        return judge(kind, rel, b"", None, is_link=stat.S_ISLNK(ust.st_mode),
+                     workspace=registry.workspace) or link or fresh, kind
     limit = INDEX_LIMIT if kind == "git-index" else READ_LIMIT   # a big repo's index
     new = _content(upath, ust, limit)
     if new is None and stat.S_ISREG(ust.st_mode) and kind != "git-data":
@@ -255,10 +260,12 @@ def _subtree(upath: str, rel: str, ctx: _Ctx) -> str | None:
     stack = [(upath, rel, None)]
     own: dict[str, str | None] = {}
     paths: list[str] = []                # what a whole move creates (as _paths)
+    registry = ctx.registry
     while stack:
         up, r, parent = stack.pop()
         reason = None
         empty = True
+        cut = shortcut(registry, r)      # loose objects: one verdict for the directory
         with os.scandir(up) as it:
             for e in it:
                 ctx.tick()
@@ -266,7 +273,8 @@ def _subtree(upath: str, rel: str, ctx: _Ctx) -> str | None:
                 er = f"{r}/{e.name}"
                 st = e.stat(follow_symlinks=False)
                 if reason is None:
-                    reason = _judge(ctx.registry, er, e.path, st, "", None)[0]
+                    reason = (cut.verdict if cut is not None and cut.covers(registry, e.name, st)
+                              else _judge(registry, er, e.path, st, "", None)[0])
                 if stat.S_ISDIR(st.st_mode):
                     stack.append((e.path, er, r))
                 else:
@@ -282,6 +290,30 @@ def _subtree(upath: str, rel: str, ctx: _Ctx) -> str | None:
             ctx.verdicts[parent] = v
     ctx.paths[rel] = paths
     return ctx.verdicts[rel]
+
+
+def _replaced_objects(registry, made, was, rel: str, upath: str, lpath: str) -> str | None:
+    """A directory that replaces the workspace's (``rm -rf d; mkdir d``: opaque) is
+    judged as new, so the merge walk's two object rules are applied here: a git
+    object the workspace had keeps its bytes, and no cache git trusts over the
+    commits goes into a repository the workspace had. Only ``_object_cache`` paths
+    (``objects/`` of a git dir) have those kinds: the rest is not looked up again."""
+    for g in made:
+        if not (g.startswith("objects/") or "/objects/" in g):
+            continue
+        hit = registry.lookup(g)
+        root = registry.git_root(g)
+        if hit is None or root is None or not registry.pre.is_git_dir(root):
+            continue
+        if hit[0] == "git-cache":
+            return f"{g}: a cache git log trusts over the commits, put into the repository"
+        if hit[0] == "git-object" and g in was:
+            tail = g[len(rel):]
+            why = _judge(registry, g, upath + tail, os.lstat(upath + tail), lpath + tail,
+                         _lstat(lpath + tail))[0]
+            if why:
+                return f"{g}: {why}"
+    return None
 
 
 def _walk_dir(upper_dir: str, ws_dir: str, rel_dir: str, ctx: _Ctx, p: Plan) -> list:
@@ -330,6 +362,7 @@ def _walk_dir(upper_dir: str, ws_dir: str, rel_dir: str, ctx: _Ctx, p: Plan) -> 
             if reason is None and registry.lookup(rel) is not None and not stat.S_ISDIR(lst.st_mode):
                 reason = "replaces a file the host obeys with a directory"
             keep, was = set(made), set(gone)
+            reason = reason or _replaced_objects(registry, made, was, rel, upath, lpath)
             p.deleted.extend(g for g in gone if g not in keep)
             p.modified.extend(g for g in made if g in was)
             p.created.extend(g for g in made if g not in was)

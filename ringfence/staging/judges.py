@@ -33,7 +33,6 @@ import stat
 
 from ringfence.staging.git.keys import (key_can_run_program, key_hides_changes,
                                         key_redirects_push)
-
 from ringfence.staging.registry import (AT_TOP, BY_NAME, HOLD_DELETE, IN_GIT_DIR,  # noqa: E402
                                         OTHER_TOOLS)
 
@@ -174,7 +173,7 @@ class Registry:
                 kind = _in_git_dir(inner)[0]
                 if kind == "git-data":
                     continue
-                new = _read(path, st)
+                new = b"" if kind == "hook" else _read(path, st)     # judged by name
                 if new is None:
                     why = f"{rel}: too large to judge"
                     break
@@ -189,13 +188,15 @@ class Registry:
         return why
 
 
-_TABLES: list = []
+_TABLES: tuple = ()
 
 
 def _tables():
     """(exact names -> row, [(path suffix, row)], one regex of the name globs, rows by
     glob index): built once, so a lookup is a dict hit per component, not a loop
-    over every row (npm writes tens of thousands of paths)."""
+    over every row (npm writes tens of thousands of paths). Bound in one step: another
+    thread sees none or all of them."""
+    global _TABLES
     if not _TABLES:
         import re
 
@@ -212,7 +213,7 @@ def _tables():
             else:
                 globs.append(f"(?P<g{len(rows)}>{fnmatch.translate(pattern)})")
                 rows.append(row)
-        _TABLES.extend((exact, suffixes, re.compile("|".join(globs)) if globs else None, rows))
+        _TABLES = (exact, suffixes, re.compile("|".join(globs)) if globs else None, rows)
     return _TABLES
 
 
