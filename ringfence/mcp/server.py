@@ -36,6 +36,7 @@ from mcp_types.version import is_version_at_least
 from ringfence.rfcore.cancel import CancelToken
 from ringfence.rfcore.errors import RingfenceError
 
+from . import wire
 from . import wording as words
 
 AWAIT_SECONDS = 50.0     # await_approval returns by then, still waiting or not
@@ -258,6 +259,15 @@ def _error(exc: RingfenceError) -> CallToolResult:
                           structured_content={"state": "refused", "error": str(exc)})
 
 
+async def _serve_on_loop(server: MCPServer) -> None:
+    from mcp.server.stdio import stdio_server
+
+    low = server._lowlevel_server
+    with wire.claimed() as (lines, out):
+        async with stdio_server(stdin=lines, stdout=out) as (read, write):
+            await low.run(read, write, low.create_initialization_options())
+
+
 def _version() -> str:
     from ringfence import __version__
 
@@ -265,9 +275,14 @@ def _version() -> str:
 
 
 def serve(session, *, forms: bool = True) -> int:
-    """Serve MCP over stdio until the client closes it."""
+    """Serve MCP over stdio until the client closes it: on the event loop when the
+    wire is a pipe or socket (``wire.py``), else by the SDK's threaded transport."""
+    server = build(session, forms=forms)
     try:
-        anyio.run(build(session, forms=forms).run_stdio_async)
+        if wire.usable():
+            anyio.run(_serve_on_loop, server)
+        else:
+            anyio.run(server.run_stdio_async)
     finally:
         session.close()         # its spare sandbox (compiler/spare.py) goes with it
     return 0
