@@ -296,7 +296,7 @@ class Session:
         return Result(state=state, exit_code=exit_code, stdout=text(streams.out.value()),
                       stderr=text(streams.err.value()), run_id=run_id,
                       approval_id=approval_id, reasons=tuple(reasons),
-                      changes=run.result("changes"), held=held(led, run_id),
+                      changes=run.result("changes"), held=held(led, run_id, run),
                       truncated=streams.out.truncated or streams.err.truncated,
                       command=command or run.command, where=where or run.kind,
                       profile=run.profile, notes=tuple(notes), spare=spare)
@@ -338,8 +338,8 @@ _TRASH_LOCK = threading.Lock()
 
 
 def _stage_later():
-    """A settled stage's removal (~15 ms of overlayfs rmdirs) goes to one worker
-    thread: the caller gets its Result first. The stage is renamed out of the way
+    """A settled stage's removal (~15 ms of overlayfs rmdirs), and a run's empty
+    cgroups', go to one worker thread: the caller gets its Result first. The stage is renamed out of the way
     at once (ringfence/staging/mount.py), so nothing ever reads it as a run's stage."""
     from ringfence.staging import mount as stage
 
@@ -364,11 +364,15 @@ def _empty_trash(q) -> None:
     from ringfence.staging import mount as stage
 
     while True:
-        path = q.get()
+        item = q.get()
         try:
-            stage.remove_trash(path)
+            if callable(item):
+                item()      # a run's empty cgroup (compiler/limits.py)
+            else:
+                stage.remove_trash(item)
         except OSError:
-            pass        # left for the next recover(), which removes a dead process's trash
+            pass        # left for the next recover() / _sweep, which remove a dead
+            #             process's trash and cgroups
 
 
 def reported_state(run) -> str:
@@ -389,9 +393,10 @@ def _exit(run) -> int:
                                                else 125)
 
 
-def held(led: Ledger, run_id: str) -> tuple[dict, ...]:
-    """The run's changes held for a person (pending ``stage`` approval), if any."""
-    for a in led.get_run(run_id).approvals:
+def held(led: Ledger, run_id: str, run=None) -> tuple[dict, ...]:
+    """The run's changes held for a person (pending ``stage`` approval), if any.
+    ``run``: its record, when the caller has just read it."""
+    for a in (run or led.get_run(run_id)).approvals:
         if a["where"] == "stage" and a["status"] == "pending":
             full = ap.get(led, a["id"])
             return tuple({"path": r.split(": ", 1)[0], "why": r.split(": ", 1)[-1],
