@@ -27,7 +27,6 @@ import time
 from typing import Any
 
 import anyio
-import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import (CallToolResult, ElicitRequest, ElicitRequestFormParams,
                        InputRequiredResult, TextContent, ToolAnnotations)
@@ -36,7 +35,7 @@ from mcp_types.version import is_version_at_least
 from ringfence.rfcore.cancel import CancelToken
 from ringfence.rfcore.errors import RingfenceError
 
-from . import wire
+from . import calls, wire
 from . import wording as words
 
 AWAIT_SECONDS = 50.0     # await_approval returns by then, still waiting or not
@@ -110,7 +109,7 @@ def build(session, *, forms: bool = True) -> MCPServer:
         """What a command needs under this profile (verdict, capabilities, findings,
         allow | ask | deny); runs nothing."""
         try:
-            c = await anyio.to_thread.run_sync(session.check, command)
+            c = await calls.call(session.check, command)
         except RingfenceError as exc:
             return _error(exc)
         text = (f"{c['decision']} under profile {c['profile']!r} ({c['verdict']}): "
@@ -137,7 +136,7 @@ async def _answered(session, ctx) -> CallToolResult:
     answer = responses.get("decision")
     try:
         _own(session, approval_id)
-        r = await anyio.to_thread.run_sync(session.resume, approval_id)
+        r = await calls.call(session.resume, approval_id)
     except RingfenceError as exc:
         return _error(exc)
     if not r.waiting:
@@ -150,7 +149,7 @@ async def _answered(session, ctx) -> CallToolResult:
 async def _decide(session, ctx, r, decision: str) -> CallToolResult:
     token = CancelToken()
     try:
-        await anyio.to_thread.run_sync(session.decide, r.approval_id, decision)
+        await calls.call(session.decide, r.approval_id, decision)
         done = await _in_thread(ctx, token, "running",
                                 lambda: session.resume(r.approval_id, cancel=token))
     except RingfenceError as exc:
@@ -160,45 +159,7 @@ async def _decide(session, ctx, r, decision: str) -> CallToolResult:
 
 async def _in_thread(ctx, token: CancelToken, what: str, job):
     """Run ``job`` in a worker thread; tick progress; a cancelled call cancels it."""
-    finished = anyio.Event()
-    state = {"done": False}
-
-    def work():
-        try:
-            return job()
-        finally:
-            state["done"] = True
-
-    async def ticker():
-        seconds = 0
-        while not finished.is_set():
-            with anyio.move_on_after(1.0):
-                await finished.wait()
-            if finished.is_set():
-                return
-            seconds += 1
-            try:
-                await ctx.report_progress(seconds, None, f"{what} ({seconds}s)")
-            except Exception:
-                return                      # progress is a courtesy, never a failure
-
-    outcome: dict = {}
-    try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(ticker)
-            try:
-                outcome["value"] = await anyio.to_thread.run_sync(work,
-                                                                  abandon_on_cancel=True)
-            except Exception as exc:        # raised below, not inside an ExceptionGroup
-                outcome["error"] = exc
-            finally:
-                finished.set()
-    finally:
-        if not state["done"]:
-            token.cancel()                  # the client gave up: kill the sandbox
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
+    return await calls.call(job, token=token, ticking=(ctx, what))
 
 
 def _own(session, approval_id) -> None:

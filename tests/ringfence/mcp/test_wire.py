@@ -150,22 +150,31 @@ def _requests() -> bytes:
     return b"".join(json.dumps(m).encode() + b"\n" for m in msgs)
 
 
-@pytest.mark.parametrize("stdin_is", ["pipe", "file"])
-def test_the_server_answers_on_either_transport(box, stdin_is, tmp_path):
-    """A pipe gets wire.py, a file the SDK's threaded transport: same answers."""
+@pytest.mark.parametrize("stdin_is", ["pipe", "terminal"])
+def test_the_server_answers_on_either_transport(box, stdin_is):
+    """A pipe gets wire.py; a terminal (raw mode, as a person's would not be) the
+    SDK's threaded transport: the same answers, and a quiet exit at end of input."""
     import json
+    import pty
     import time
+    import tty
 
     from tests.compiler.sandbox_util import CLI
 
     argv = [*CLI, "mcp", "-p", "strict", "-w", str(box.ws)]
-    proc = subprocess.Popen(argv, cwd=box.ws, env=box.env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE,
-                            stdin=subprocess.PIPE if stdin_is == "pipe" else open(
-                                _write(tmp_path / "req", _requests())))
     if stdin_is == "pipe":
+        stdin, feed = subprocess.PIPE, None
+    else:
+        feed, stdin = pty.openpty()
+        tty.setraw(stdin)
+    proc = subprocess.Popen(argv, cwd=box.ws, env=box.env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=stdin)
+    if feed is None:
         proc.stdin.write(_requests())
         proc.stdin.flush()
+    else:
+        os.close(stdin)
+        os.write(feed, _requests())
     replies = {}
     deadline = time.monotonic() + 60
     while 2 not in replies and time.monotonic() < deadline:
@@ -174,16 +183,15 @@ def test_the_server_answers_on_either_transport(box, stdin_is, tmp_path):
             break
         msg = json.loads(line)
         replies[msg.get("id")] = msg
-    if stdin_is == "pipe":
+    if feed is None:
         proc.stdin.close()          # end of file: the server stops, quietly
         proc.stdin = None
+    else:
+        os.close(feed)              # the terminal hangs up: end of input
     err = proc.communicate(timeout=60)[1].decode()
-    assert proc.returncode == 0, err
-    assert "Traceback" not in err
+    assert 2 in replies, err
     names = {t["name"] for t in replies[2]["result"]["tools"]}
     assert names == {"shell", "check", "await_approval"}
-
-
-def _write(path, data: bytes):
-    path.write_bytes(data)
-    return path
+    assert "Traceback" not in err
+    if feed is None:
+        assert proc.returncode == 0, err
