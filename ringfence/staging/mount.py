@@ -57,6 +57,9 @@ _ERR_PREFIX = b"RF640:"
 # long-lived process (a Session); ".trash-<pid>-<id>" in the stage root.
 TRASH = ".trash-"
 TAKEN = "taken"          # a spare's stage that a run took (Stage.mark_taken)
+# Stages this process made whose meta still names it: alive by definition, so
+# ``stale.recover`` reads nothing of them (a warm Session's spare is one, every run).
+OWN: set[str] = set()
 _LATER: ContextVar = ContextVar("ringfence_stage_later", default=None)
 
 
@@ -115,6 +118,8 @@ class Stage:
                          os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
 
     def write_meta(self, **changes) -> None:
+        if changes.get("pid", os.getpid()) != os.getpid():
+            OWN.discard(self.path)
         data = {**self.meta(), **changes}
         tmp = self.meta_path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
@@ -131,6 +136,7 @@ class Stage:
 
     def remove(self) -> None:
         """Remove the whole stage (overlay's work dir may hold a mode-000 dir)."""
+        OWN.discard(self.path)
         _chmod_tree(self.work)
         remove_tree(self.path)
 
@@ -142,6 +148,7 @@ class Stage:
         if later is None:
             return self.remove()
         trash = os.path.join(os.path.dirname(self.path), f"{TRASH}{os.getpid()}-{self.id}")
+        OWN.discard(self.path)
         try:
             os.rename(self.path, trash)
         except OSError:
@@ -173,6 +180,7 @@ def create(state: str, workspace: str) -> Stage:
         os.mkdir(stage.work, 0o700)
         stage.write_meta(pid=os.getpid(), start=proc_start(os.getpid()), workspace=workspace,
                          state="running", created_at=time.time())
+        OWN.add(path)
     except BaseException:
         stage.remove()          # a full disk must not leave a half-made stage behind
         raise
@@ -280,7 +288,10 @@ def proc_start(pid: int) -> str | None:
 
 def alive(meta: dict) -> bool:
     pid = meta.get("pid")
-    return bool(pid) and proc_start(int(pid)) is not None and proc_start(int(pid)) == meta.get("start")
+    if not pid:
+        return False
+    start = proc_start(int(pid))
+    return start is not None and start == meta.get("start")
 
 
 def _chmod_tree(path: str) -> None:
