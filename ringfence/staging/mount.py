@@ -45,6 +45,7 @@ import time
 from contextvars import ContextVar
 
 from ringfence.rfcore.errors import SandboxError
+from ringfence.rfcore.procs import proc_start  # noqa: F401 - stale.py reads it here
 from ringfence.rfcore.fsops import remove_tree
 
 CLONE_NEWUSER = 0x10000000
@@ -275,15 +276,6 @@ def load(path: str) -> Stage | None:
 
 
 APPLY_JOURNAL = "applying"      # ringfence/staging/copyin.py Journal
-
-
-def proc_start(pid: int) -> str | None:
-    """Start time of ``pid`` (field 22 of /proc/PID/stat): defeats pid reuse."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
 
 
 def alive(meta: dict) -> bool:
