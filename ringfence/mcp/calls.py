@@ -13,7 +13,10 @@ queue put and one ``call_soon_threadsafe``:
 * the call runs in a copy of the caller's context (contextvars), as anyio's would;
 * ``call(..., ticking=(ctx, what))`` sends a progress notification each second;
   if the awaiting task is cancelled (the client cancelled the call), ``token`` is
-  cancelled, which kills the whole sandbox (the run is recorded ``aborted``).
+  cancelled, which kills the whole sandbox (the run is recorded ``aborted``);
+* ``drain()``: the server waits for the calls still in their threads before it exits
+  (the workers are daemon threads): a call cancelled at end of input still records
+  its run and removes its stage, and one settling is not cut half-applied.
 """
 
 from __future__ import annotations
@@ -25,10 +28,13 @@ import threading
 
 _IDLE: list[queue.SimpleQueue] = []
 _LOCK = threading.Lock()
+_BUSY = threading.Condition(_LOCK)
+_RUNNING = [0]                          # calls submitted and not yet finished
 
 
 def _submit(fn) -> None:
     with _LOCK:
+        _RUNNING[0] += 1
         q = _IDLE.pop() if _IDLE else None
     if q is None:
         q = queue.SimpleQueue()
@@ -40,9 +46,19 @@ def _submit(fn) -> None:
 def _work(q: queue.SimpleQueue) -> None:
     while True:
         fn = q.get()
-        fn()
-        with _LOCK:
-            _IDLE.append(q)
+        try:
+            fn()
+        finally:
+            with _LOCK:
+                _RUNNING[0] -= 1
+                _IDLE.append(q)
+                _BUSY.notify_all()
+
+
+def drain(timeout: float | None = None) -> bool:
+    """Wait until no call is left in a worker thread; False if some still is."""
+    with _BUSY:
+        return _BUSY.wait_for(lambda: _RUNNING[0] <= 0, timeout)
 
 
 def _deliver(done: asyncio.Future, outcome) -> None:

@@ -1,0 +1,68 @@
+"""Review r24w: a client that ends the wire (MCP's stdio shutdown: close the server's
+stdin, wait for it to exit) while a ``shell`` call runs. The call is cancelled and
+its sandbox killed; the server must finish that run's bookkeeping before it exits:
+the run settled (recorded ``aborted``), its stage removed, nothing half-applied."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+pytest.importorskip("mcp")
+
+
+def _msg(obj) -> bytes:
+    return json.dumps(obj).encode() + b"\n"
+
+
+def _start(box):
+    from tests.compiler.sandbox_util import CLI
+
+    proc = subprocess.Popen([*CLI, "mcp", "-p", "build", "-w", str(box.ws)], cwd=box.ws,
+                            env=box.env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdin.write(_msg({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}}))
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1
+    proc.stdin.write(_msg({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    return proc
+
+
+def _stages(box) -> list[str]:
+    root = os.path.join(str(box.state), "stage")
+    try:
+        return [n for n in os.listdir(root) if n.startswith("st_")]
+    except FileNotFoundError:
+        return []
+
+
+def test_end_of_input_during_a_call_leaves_no_stage_and_no_half_run(box):
+    proc = _start(box)
+    proc.stdin.write(_msg({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "shell", "arguments": {"command": "sleep 5; echo hi > marker.txt"}}}))
+    proc.stdin.flush()
+    deadline = time.monotonic() + 60
+    while not _stages(box) and time.monotonic() < deadline:
+        time.sleep(0.05)                # the run's stage exists: it is running
+    assert _stages(box), "the call never started"
+    proc.stdin.close()                  # the client ends the session
+    proc.stdin = None
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err.decode()
+    assert not (box.ws / "marker.txt").exists()
+    # Host side: the run was settled by the server that ran it, not left behind for
+    # the next process to report as an interrupted run (RF642) and keep forever.
+    assert _stages(box) == [], (_stages(box), err.decode())
+    import sqlite3
+
+    con = sqlite3.connect(os.path.join(str(box.state), "ledger.db"))
+    states = [r[0] for r in con.execute(
+        "select state from run_events order by run_id, seq")]
+    con.close()
+    assert states and states[-1] == "aborted", states
