@@ -66,3 +66,36 @@ def test_end_of_input_during_a_call_leaves_no_stage_and_no_half_run(box):
         "select state from run_events order by run_id, seq")]
     con.close()
     assert states and states[-1] == "aborted", states
+
+
+def _settling(box) -> bool:
+    import sqlite3
+
+    try:
+        con = sqlite3.connect(os.path.join(str(box.state), "ledger.db"))
+        try:
+            return bool(con.execute("select 1 from run_events where note like "
+                                    "'%settling its staged writes%'").fetchall())
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return False
+
+
+def test_end_of_input_while_a_run_settles_applies_all_of_it_or_none(box):
+    n = 3000
+    proc = _start(box)
+    proc.stdin.write(_msg({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "shell", "arguments": {
+            "command": f"mkdir out && cd out && seq 1 {n} | xargs touch"}}}))
+    proc.stdin.flush()
+    deadline = time.monotonic() + 120
+    while not _settling(box) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _settling(box), "the run never settled"
+    proc.stdin.close()                  # the client ends the session mid-settle
+    proc.stdin = None
+    out, err = proc.communicate(timeout=120)
+    got = len(os.listdir(box.ws / "out")) if (box.ws / "out").exists() else 0
+    assert got in (0, n), f"{got} of {n} files applied"
+    assert _stages(box) == [], (_stages(box), err.decode())
