@@ -34,6 +34,18 @@ def _start(box):
     return proc
 
 
+def _left_unsettled(box) -> list[tuple[str, str]]:
+    """Stages the server left unsettled: anything but a killed run's changes held
+    for review (state ``held``, the designed outcome of a killed run, RF627)."""
+    out = []
+    for name in _stages(box):
+        with open(os.path.join(str(box.state), "stage", name, "meta.json")) as fh:
+            state = json.load(fh).get("state")
+        if state != "held":
+            out.append((name, state))
+    return out
+
+
 def _stages(box) -> list[str]:
     root = os.path.join(str(box.state), "stage")
     try:
@@ -58,7 +70,7 @@ def test_end_of_input_during_a_call_leaves_no_stage_and_no_half_run(box):
     assert not (box.ws / "marker.txt").exists()
     # Host side: the run was settled by the server that ran it, not left behind for
     # the next process to report as an interrupted run (RF642) and keep forever.
-    assert _stages(box) == [], (_stages(box), err.decode())
+    assert _left_unsettled(box) == [], err.decode()
     import sqlite3
 
     con = sqlite3.connect(os.path.join(str(box.state), "ledger.db"))
@@ -98,4 +110,21 @@ def test_end_of_input_while_a_run_settles_applies_all_of_it_or_none(box):
     out, err = proc.communicate(timeout=120)
     got = len(os.listdir(box.ws / "out")) if (box.ws / "out").exists() else 0
     assert got in (0, n), f"{got} of {n} files applied"
-    assert _stages(box) == [], (_stages(box), err.decode())
+    assert _left_unsettled(box) == [], err.decode()
+
+
+def test_what_a_handler_printed_while_serving_never_reaches_the_wire():
+    """print() while serving goes to Python's buffered sys.stdout; that buffer must be
+    emptied to stderr before fd 1 is the wire again, not at interpreter exit."""
+    import sys
+
+    code = ("import sys\n"
+            "from ringfence.mcp import wire\n"
+            "with wire.claimed() as (lines, out):\n"
+            "    print('STRAY-OUTPUT')\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # as clients
+    proc = subprocess.run([sys.executable, "-c", code], stdin=subprocess.PIPE, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert b"STRAY-OUTPUT" not in proc.stdout
+    assert b"STRAY-OUTPUT" in proc.stderr
