@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import time
 
@@ -54,6 +55,12 @@ def _stages(box) -> list[str]:
         return []
 
 
+_SANDBOX = [pytest.mark.sandbox,
+            pytest.mark.skipif(shutil.which("bwrap") is None, reason="no bubblewrap")]
+
+
+@_SANDBOX[0]
+@_SANDBOX[1]
 def test_end_of_input_during_a_call_leaves_no_stage_and_no_half_run(box):
     proc = _start(box)
     proc.stdin.write(_msg({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
@@ -94,6 +101,8 @@ def _settling(box) -> bool:
         return False
 
 
+@_SANDBOX[0]
+@_SANDBOX[1]
 def test_end_of_input_while_a_run_settles_applies_all_of_it_or_none(box):
     n = 3000
     proc = _start(box)
