@@ -39,6 +39,7 @@ from . import calls, wire
 from . import wording as words
 
 AWAIT_SECONDS = 50.0     # await_approval returns by then, still waiting or not
+DRAIN_SECONDS = AWAIT_SECONDS + 10   # the longest a call left at end of input may take
 _MODERN = "2026-07-28"
 
 
@@ -244,6 +245,9 @@ def serve(session, *, forms: bool = True) -> int:
             anyio.run(_serve_on_loop, server)
         else:
             anyio.run(server.run_stdio_async)
+        # The wire ended with calls still in their threads (cancelled: their sandboxes
+        # are being killed): let them record their runs and remove their stages.
+        calls.drain(DRAIN_SECONDS)
     finally:
         session.close()         # its spare sandbox (compiler/spare.py) goes with it
     return 0

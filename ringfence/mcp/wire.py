@@ -122,10 +122,23 @@ class Out:
         """Every write is already on the wire."""
 
 
+def _flush_std() -> None:
+    """Python's own buffers of fd 1 and 2, written out to where they point now."""
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
 @contextmanager
 def claimed():
     """(lines, out) on private duplicates of fd 0 and 1; fd 0 reads the null device
     and fd 1 writes to stderr meanwhile. Put back on exit."""
+    _flush_std()                # printed before: still for the wire as it was
     wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
     wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
     try:
@@ -139,6 +152,7 @@ def claimed():
             os.set_blocking(fd, False)
         yield Lines(wire_in), Out(wire_out)
     finally:
+        _flush_std()            # a handler's print(), still in sys.stdout: to stderr
         for fd, std in ((wire_in, 0), (wire_out, 1)):
             try:
                 os.set_blocking(fd, True)

@@ -61,6 +61,9 @@ TAKEN = "taken"          # a spare's stage that a run took (Stage.mark_taken)
 # Stages this process made whose meta still names it: alive by definition, so
 # ``stale.recover`` reads nothing of them (a warm Session's spare is one, every run).
 OWN: set[str] = set()
+# A forked child is another process: its parent's stages name the parent's pid, and
+# must be judged by ``alive`` there (a parent that dies is recovered, RF642).
+os.register_at_fork(after_in_child=OWN.clear)
 _LATER: ContextVar = ContextVar("ringfence_stage_later", default=None)
 
 

@@ -87,3 +87,34 @@ def test_progress_ticks_each_second_until_it_is_done():
     n = anyio.run(main)
     assert n >= 1 and seen[0] == (1, "running (1s)")
     assert [p for p, _ in seen] == list(range(1, n + 1))    # and none once it was done
+
+
+def test_a_flood_of_calls_gets_a_bounded_number_of_threads_and_all_finish():
+    """Review r24w: workers never exit, so a client (the agent) that sends many calls
+    at once must not get one thread each for ever: a user's RLIMIT_NPROC counts
+    threads, and the Session runs one command at a time anyway (``Session._exec``).
+    Calls beyond ``MAX_WORKERS`` wait for a worker; every one still finishes."""
+    gate = threading.Event()
+    n = calls.MAX_WORKERS * 3
+
+    def blocked(i):
+        gate.wait(30)
+        return i
+
+    async def main():
+        results = []
+
+        async def one(i):
+            results.append(await calls.call(blocked, i))
+
+        async with anyio.create_task_group() as tg:
+            for i in range(n):
+                tg.start_soon(one, i)
+            await anyio.sleep(0.2)
+            workers = [t for t in threading.enumerate() if t.name == "ringfence-mcp-call"]
+            assert len(workers) <= calls.MAX_WORKERS
+            gate.set()
+        return results
+
+    assert sorted(anyio.run(main)) == list(range(n))
+    assert calls.drain(30)
