@@ -24,16 +24,18 @@ def ca_files(env: Mapping[str, str]) -> tuple[tuple[str, str, bool], ...]:
     Only such a file is ever made readable in a sandbox that would hide it: a
     variable naming a private key (or anything but PEM certificates and CRLs) must
     not turn into a way around a read-deny."""
-    out, seen = [], {}
+    out, seen, verdicts = [], {}, {}
     for var in CA_VARS:
         value = env.get(var, "")
         if not value.startswith("/"):
             continue
         path = os.path.normpath(value)
-        real = os.path.realpath(path)
-        if real not in seen:
-            seen[real] = _certs_only_now(real)
-        out.append((var, path, seen[real]))
+        if path not in verdicts:        # the variables usually all name one bundle
+            real = os.path.realpath(path)
+            if real not in seen:
+                seen[real] = _certs_only_now(real)
+            verdicts[path] = seen[real]
+        out.append((var, path, verdicts[path]))
     return tuple(out)
 
 

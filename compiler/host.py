@@ -259,15 +259,23 @@ def trial_sandbox(bwrap: str) -> tuple[bool, str]:
     return proc.returncode == 0, proc.stderr.strip()
 
 
+_INTERPRETER: list[str] = []
+
+
 def _relay_python() -> str:
     """The interpreter binary itself, not a venv entry point: a venv (or the whole
     checkout) under /tmp is invisible inside the sandbox's private /tmp, while the
-    relay needs only the standard library (it runs with -I -S)."""
-    return os.path.realpath(sys.executable)
+    relay needs only the standard library (it runs with -I -S). Resolved once per
+    process: it is the binary this process runs (a venv link re-pointed later does
+    not change what is running), and a warm Session asks on every run."""
+    if not _INTERPRETER:
+        _INTERPRETER[:] = [os.path.realpath(sys.executable), os.path.realpath(sys.base_prefix)]
+    return _INTERPRETER[0]
 
 
 def _python_prefix() -> str:
-    return os.path.realpath(sys.base_prefix)
+    _relay_python()
+    return _INTERPRETER[1]
 
 
 def which(name: str, path: str) -> str | None:
@@ -289,15 +297,18 @@ def probe(*, env: Mapping[str, str] | None = None, full: bool = False) -> HostFa
     fixed = env_facts(uid, env)
     path = env.get("PATH", os.defpath)
     bwrap = which("bwrap", path)
-    plausible, detail, restricted = _userns_sysctls()
     facts = HostFacts(
         uid=uid, gid=gid, arch=os.uname().machine,
         python=_relay_python(), python_prefix=_python_prefix(),
         bwrap=bwrap, ca_files=ca_files(env), **fixed,
-        seccomp=_seccomp_in_kernel(), userns=plausible if uid != 0 else True,
-        userns_detail=detail, apparmor_userns_restricted=restricted)
+        seccomp=_seccomp_in_kernel())
     if not full:
+        # The userns sysctls only explain a failure (doctor): a run whose sandbox
+        # cannot be built fails closed on bwrap's own error, without reading them.
         return facts
+    plausible, detail, restricted = _userns_sysctls()
+    facts = replace(facts, userns=plausible if uid != 0 else True, userns_detail=detail,
+                    apparmor_userns_restricted=restricted)
     version, ok, err = None, False, ""
     if bwrap:
         try:

@@ -14,6 +14,9 @@ import signal
 import time
 
 
+_LIBC: list = []
+
+
 class Subreaper:
     """For one run: ringfence is a child subreaper and reaps the sandbox's init.
 
@@ -29,7 +32,9 @@ class Subreaper:
         import ctypes
 
         self._ctypes = ctypes
-        self._libc = ctypes.CDLL(None, use_errno=True)
+        if not _LIBC:                   # one handle per process (a warm Session's runs)
+            _LIBC.append(ctypes.CDLL(None, use_errno=True))
+        self._libc = _LIBC[0]
         prev = ctypes.c_int(0)
         self._libc.prctl(self.PR_GET, ctypes.byref(prev), 0, 0, 0)
         self._prev = prev.value

@@ -143,7 +143,7 @@ class Spare:
         data = b"".join(a.encode("utf-8", "surrogateescape") + b"\0"
                         for a in [str(len(argv))] + list(argv))
         if self.setup.stage is not None:
-            self.setup.stage.write_meta(state="running")    # a run's stage from now on
+            self.setup.stage.mark_taken()       # a run's stage from now on (state running)
         try:
             view = memoryview(data)
             while view:
@@ -220,6 +220,11 @@ class Pool:
                                                 name="ringfence-spare")
                 self._thread.start()
             self._cond.notify_all()
+
+    def ready(self) -> bool:
+        """A spare is set up (or being set up) for the next run: its cgroup was
+        joined then, so the run need not warm the join (compiler/cgprime.py)."""
+        return self._slot is not None or self._building
 
     def take(self, spec, argv, host, env) -> Spare | None:
         """The spare, if it is provably this run's sandbox; else None (cold)."""

@@ -147,8 +147,13 @@ class SandboxSpec:
         }
 
     def digest(self) -> str:
-        canonical = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
-        return sha256(canonical.encode()).hexdigest()
+        """sha256 of the canonical JSON; a spec is frozen, so it is computed once (a
+        warm run asks twice: its spare's key and its ledger row)."""
+        known = self.__dict__.get("_digest")
+        if known is None:
+            canonical = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+            known = self.__dict__["_digest"] = sha256(canonical.encode()).hexdigest()
+        return known
 
 
 def _op_json(op) -> dict:

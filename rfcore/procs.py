@@ -11,14 +11,24 @@ from __future__ import annotations
 import os
 
 
+_SELF: list = []        # [(our pid, our start time)]: it never changes while we live
+
+
 def proc_start(pid: int) -> str | None:
-    """Start time of `pid` in clock ticks since boot; guards against pid reuse."""
+    """Start time of `pid` in clock ticks since boot; guards against pid reuse.
+    Our own is read once per process (a forked child has another pid, and reads its
+    own): a warm Session records it with every running event."""
+    if _SELF and _SELF[0][0] == pid == os.getpid():
+        return _SELF[0][1]
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             data = fh.read().decode("ascii", "replace")
-        return data[data.rindex(")") + 2:].split()[19]
+        start = data[data.rindex(")") + 2:].split()[19]
     except (OSError, ValueError, IndexError):
         return None
+    if pid == os.getpid():
+        _SELF[:] = [(pid, start)]
+    return start
 
 
 def alive(pid: int | None, start: str | None) -> bool:

@@ -27,7 +27,6 @@ import time
 from typing import Any
 
 import anyio
-import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import (CallToolResult, ElicitRequest, ElicitRequestFormParams,
                        InputRequiredResult, TextContent, ToolAnnotations)
@@ -36,9 +35,11 @@ from mcp_types.version import is_version_at_least
 from ringfence.rfcore.cancel import CancelToken
 from ringfence.rfcore.errors import RingfenceError
 
+from . import calls, wire
 from . import wording as words
 
 AWAIT_SECONDS = 50.0     # await_approval returns by then, still waiting or not
+DRAIN_SECONDS = AWAIT_SECONDS + 10   # the longest a call left at end of input may take
 _MODERN = "2026-07-28"
 
 
@@ -109,7 +110,7 @@ def build(session, *, forms: bool = True) -> MCPServer:
         """What a command needs under this profile (verdict, capabilities, findings,
         allow | ask | deny); runs nothing."""
         try:
-            c = await anyio.to_thread.run_sync(session.check, command)
+            c = await calls.call(session.check, command)
         except RingfenceError as exc:
             return _error(exc)
         text = (f"{c['decision']} under profile {c['profile']!r} ({c['verdict']}): "
@@ -136,7 +137,7 @@ async def _answered(session, ctx) -> CallToolResult:
     answer = responses.get("decision")
     try:
         _own(session, approval_id)
-        r = await anyio.to_thread.run_sync(session.resume, approval_id)
+        r = await calls.call(session.resume, approval_id)
     except RingfenceError as exc:
         return _error(exc)
     if not r.waiting:
@@ -149,7 +150,7 @@ async def _answered(session, ctx) -> CallToolResult:
 async def _decide(session, ctx, r, decision: str) -> CallToolResult:
     token = CancelToken()
     try:
-        await anyio.to_thread.run_sync(session.decide, r.approval_id, decision)
+        await calls.call(session.decide, r.approval_id, decision)
         done = await _in_thread(ctx, token, "running",
                                 lambda: session.resume(r.approval_id, cancel=token))
     except RingfenceError as exc:
@@ -159,45 +160,7 @@ async def _decide(session, ctx, r, decision: str) -> CallToolResult:
 
 async def _in_thread(ctx, token: CancelToken, what: str, job):
     """Run ``job`` in a worker thread; tick progress; a cancelled call cancels it."""
-    finished = anyio.Event()
-    state = {"done": False}
-
-    def work():
-        try:
-            return job()
-        finally:
-            state["done"] = True
-
-    async def ticker():
-        seconds = 0
-        while not finished.is_set():
-            with anyio.move_on_after(1.0):
-                await finished.wait()
-            if finished.is_set():
-                return
-            seconds += 1
-            try:
-                await ctx.report_progress(seconds, None, f"{what} ({seconds}s)")
-            except Exception:
-                return                      # progress is a courtesy, never a failure
-
-    outcome: dict = {}
-    try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(ticker)
-            try:
-                outcome["value"] = await anyio.to_thread.run_sync(work,
-                                                                  abandon_on_cancel=True)
-            except Exception as exc:        # raised below, not inside an ExceptionGroup
-                outcome["error"] = exc
-            finally:
-                finished.set()
-    finally:
-        if not state["done"]:
-            token.cancel()                  # the client gave up: kill the sandbox
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
+    return await calls.call(job, token=token, ticking=(ctx, what))
 
 
 def _own(session, approval_id) -> None:
@@ -258,6 +221,15 @@ def _error(exc: RingfenceError) -> CallToolResult:
                           structured_content={"state": "refused", "error": str(exc)})
 
 
+async def _serve_on_loop(server: MCPServer) -> None:
+    from mcp.server.stdio import stdio_server
+
+    low = server._lowlevel_server
+    with wire.claimed() as (lines, out):
+        async with stdio_server(stdin=lines, stdout=out) as (read, write):
+            await low.run(read, write, low.create_initialization_options())
+
+
 def _version() -> str:
     from ringfence import __version__
 
@@ -265,9 +237,17 @@ def _version() -> str:
 
 
 def serve(session, *, forms: bool = True) -> int:
-    """Serve MCP over stdio until the client closes it."""
+    """Serve MCP over stdio until the client closes it: on the event loop when the
+    wire is a pipe or socket (``wire.py``), else by the SDK's threaded transport."""
+    server = build(session, forms=forms)
     try:
-        anyio.run(build(session, forms=forms).run_stdio_async)
+        if wire.usable():
+            anyio.run(_serve_on_loop, server)
+        else:
+            anyio.run(server.run_stdio_async)
+        # The wire ended with calls still in their threads (cancelled: their sandboxes
+        # are being killed): let them record their runs and remove their stages.
+        calls.drain(DRAIN_SECONDS)
     finally:
         session.close()         # its spare sandbox (compiler/spare.py) goes with it
     return 0

@@ -32,6 +32,7 @@ from ringfence.rfcore.cancel import CancelToken, activate, current, deactivate
 from ringfence.rfcore.errors import ApprovalError, UsageError
 
 from . import decisions
+from .later import stage_later, stage_now
 from .result import OUTPUT_CAP, Notes, Result, text
 
 
@@ -112,14 +113,14 @@ class Session:
                       timeout=self._timeout(timeout), interactive=False)
         streams = Notes(self.output_cap, on_output or self.on_output)
         token = cancel or CancelToken()
-        handle, later = activate(token), _stage_later()
+        handle, later = activate(token), stage_later()
         try:
             with self._exec, spare_for_run(self._pool) as pool:
                 outcome = govern(req, ledger=self.ledger(), deps=default_deps(),
                                  streams=streams)
                 used = pool is not None and pool.used
         finally:
-            _stage_now(later)
+            stage_now(later)
             deactivate(handle)
             if token.run_id:
                 self._inflight.pop(token.run_id, None)
@@ -177,7 +178,7 @@ class Session:
         token = cancel or CancelToken()
         token.run_id = a.run_id
         self._inflight[a.run_id] = token
-        handle, later = activate(token), _stage_later()
+        handle, later = activate(token), stage_later()
         try:
             with self._exec, spare_for_run(self._pool) as pool:
                 approve(a.id, scope=d["decision"], session=d.get("session") or None,
@@ -192,7 +193,7 @@ class Session:
             limit = self.profile.limits.timeout or 3600
             return self._settled(now, max(wait, limit + 60))
         finally:
-            _stage_now(later)
+            stage_now(later)
             deactivate(handle)
             self._inflight.pop(a.run_id, None)
         truncated = streams.out.truncated or streams.err.truncated
@@ -296,7 +297,7 @@ class Session:
         return Result(state=state, exit_code=exit_code, stdout=text(streams.out.value()),
                       stderr=text(streams.err.value()), run_id=run_id,
                       approval_id=approval_id, reasons=tuple(reasons),
-                      changes=run.result("changes"), held=held(led, run_id),
+                      changes=run.result("changes"), held=held(led, run_id, run),
                       truncated=streams.out.truncated or streams.err.truncated,
                       command=command or run.command, where=where or run.kind,
                       profile=run.profile, notes=tuple(notes), spare=spare)
@@ -331,46 +332,6 @@ class Session:
                       where=a.where, profile=a.profile, notes=notes)
 
 
-# --- removing settled stages off the critical path (a warm process only) -------------
-
-_TRASH = None                      # a queue.SimpleQueue once the worker started
-_TRASH_LOCK = threading.Lock()
-
-
-def _stage_later():
-    """A settled stage's removal (~15 ms of overlayfs rmdirs) goes to one worker
-    thread: the caller gets its Result first. The stage is renamed out of the way
-    at once (ringfence/staging/mount.py), so nothing ever reads it as a run's stage."""
-    from ringfence.staging import mount as stage
-
-    global _TRASH
-    with _TRASH_LOCK:
-        if _TRASH is None:
-            import queue
-
-            _TRASH = queue.SimpleQueue()
-            threading.Thread(target=_empty_trash, args=(_TRASH,), daemon=True,
-                             name="ringfence-stage-trash").start()
-    return stage.remove_later(_TRASH.put)
-
-
-def _stage_now(token) -> None:
-    from ringfence.staging import mount as stage
-
-    stage.reset_later(token)
-
-
-def _empty_trash(q) -> None:
-    from ringfence.staging import mount as stage
-
-    while True:
-        path = q.get()
-        try:
-            stage.remove_trash(path)
-        except OSError:
-            pass        # left for the next recover(), which removes a dead process's trash
-
-
 def reported_state(run) -> str:
     """The ledger's state, with why an aborted run stopped where that is a state."""
     state = run.state
@@ -389,9 +350,10 @@ def _exit(run) -> int:
                                                else 125)
 
 
-def held(led: Ledger, run_id: str) -> tuple[dict, ...]:
-    """The run's changes held for a person (pending ``stage`` approval), if any."""
-    for a in led.get_run(run_id).approvals:
+def held(led: Ledger, run_id: str, run=None) -> tuple[dict, ...]:
+    """The run's changes held for a person (pending ``stage`` approval), if any.
+    ``run``: its record, when the caller has just read it."""
+    for a in (run or led.get_run(run_id)).approvals:
         if a["where"] == "stage" and a["status"] == "pending":
             full = ap.get(led, a["id"])
             return tuple({"path": r.split(": ", 1)[0], "why": r.split(": ", 1)[-1],

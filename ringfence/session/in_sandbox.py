@@ -55,10 +55,13 @@ def execute(req, ledger, deps, streams, run_id, keys, approval_id=None, approved
     # (ringfence/staging/settle.py); only a run that was not staged falls back to this.
     before = None
     started = time.monotonic()
+    from ringfence.compiler import spare
     from ringfence.compiler.cgprime import prime_attach
 
     try:
-        prime_attach()      # as root: the run's cgroup join finds the kernel's lock warm
+        pool = spare.current()
+        if pool is None or not pool.ready():
+            prime_attach()  # as root: the run's cgroup join finds the kernel's lock warm
         result = _call_runner(req, deps, streams, keys,
                               approved=approved or approval_id is not None,
                               on_ran=_on_ran(ledger, run_id, started, approval_id))

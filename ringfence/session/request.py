@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+import threading
 from ringfence.rfcore.records import field, record
 from typing import Any, BinaryIO, Callable
 
@@ -72,13 +73,15 @@ def default_deps() -> Deps:
 
     # Classify once per run: the runner re-checks the gate on the verdict the
     # governor already computed for the very same text (it re-classifies if the
-    # text differs). The classifier is a pure function of the text.
+    # text differs). The classifier is a pure function of the text, and a verdict
+    # is frozen: a long-lived process (a Session, the MCP server) also reuses the
+    # verdicts of the last RECENT texts it classified (agents repeat commands).
     verdicts: dict[str, Any] = {}
 
     def classify_once(text: str):
         verdict = verdicts.get(text)
         if verdict is None:
-            verdict = verdicts[text] = classify(text)
+            verdict = verdicts[text] = _recent(text, classify)
         return verdict
 
     def run_sandbox(argv=None, *, command=None, **kwargs):
@@ -87,6 +90,25 @@ def default_deps() -> Deps:
 
     run_sandbox.accepts_on_ran = True      # the real runner records before settling
     return Deps(classify_once, decide, run_sandbox, load_profile)
+
+
+RECENT = 256
+_VERDICTS: dict[str, Any] = {}          # text -> verdict, oldest first
+_VERDICTS_LOCK = threading.Lock()
+
+
+def _recent(text: str, classify):
+    with _VERDICTS_LOCK:
+        verdict = _VERDICTS.pop(text, None)
+        if verdict is not None:
+            _VERDICTS[text] = verdict       # now the newest
+            return verdict
+    verdict = classify(text)
+    with _VERDICTS_LOCK:
+        _VERDICTS[text] = verdict
+        while len(_VERDICTS) > RECENT:
+            del _VERDICTS[next(iter(_VERDICTS))]
+    return verdict
 
 
 @record(frozen=False)

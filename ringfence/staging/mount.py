@@ -45,6 +45,7 @@ import time
 from contextvars import ContextVar
 
 from ringfence.rfcore.errors import SandboxError
+from ringfence.rfcore.procs import proc_start  # noqa: F401 - stale.py reads it here
 from ringfence.rfcore.fsops import remove_tree
 
 CLONE_NEWUSER = 0x10000000
@@ -56,6 +57,13 @@ _ERR_PREFIX = b"RF640:"
 # A settled stage renamed out of the way, removed off the run's critical path by a
 # long-lived process (a Session); ".trash-<pid>-<id>" in the stage root.
 TRASH = ".trash-"
+TAKEN = "taken"          # a spare's stage that a run took (Stage.mark_taken)
+# Stages this process made whose meta still names it: alive by definition, so
+# ``stale.recover`` reads nothing of them (a warm Session's spare is one, every run).
+OWN: set[str] = set()
+# A forked child is another process: its parent's stages name the parent's pid, and
+# must be judged by ``alive`` there (a parent that dies is recovered, RF642).
+os.register_at_fork(after_in_child=OWN.clear)
 _LATER: ContextVar = ContextVar("ringfence_stage_later", default=None)
 
 
@@ -67,6 +75,12 @@ def remove_later(fn):
 
 def reset_later(token) -> None:
     _LATER.reset(token)
+
+
+def later():
+    """The worker that removes things off the critical path here, or None: called
+    with a trash path, or with a function to call (compiler/limits.py)."""
+    return _LATER.get()
 
 
 def remove_trash(path: str) -> None:
@@ -91,11 +105,25 @@ class Stage:
     def meta(self) -> dict:
         try:
             with open(self.meta_path, encoding="utf-8") as fh:
-                return json.load(fh)
+                data = json.load(fh)
         except (OSError, ValueError):
             return {}
+        if data.get("state") == "spare" and os.path.lexists(
+                os.path.join(self.path, TAKEN)):
+            data["state"] = "running"           # see mark_taken
+        return data
+
+    def mark_taken(self) -> None:
+        """A spare's stage becomes a run's (state ``running``) the moment a run takes
+        it (compiler/spare.py), before its argv is handed over. Creating one empty
+        file is atomic and costs a tenth of rewriting meta.json (a rename over it),
+        on the warm run's critical path; ``meta()`` reads it back as ``running``."""
+        os.close(os.open(os.path.join(self.path, TAKEN),
+                         os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
 
     def write_meta(self, **changes) -> None:
+        if changes.get("pid", os.getpid()) != os.getpid():
+            OWN.discard(self.path)
         data = {**self.meta(), **changes}
         tmp = self.meta_path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
@@ -112,6 +140,7 @@ class Stage:
 
     def remove(self) -> None:
         """Remove the whole stage (overlay's work dir may hold a mode-000 dir)."""
+        OWN.discard(self.path)
         _chmod_tree(self.work)
         remove_tree(self.path)
 
@@ -123,6 +152,7 @@ class Stage:
         if later is None:
             return self.remove()
         trash = os.path.join(os.path.dirname(self.path), f"{TRASH}{os.getpid()}-{self.id}")
+        OWN.discard(self.path)
         try:
             os.rename(self.path, trash)
         except OSError:
@@ -154,6 +184,7 @@ def create(state: str, workspace: str) -> Stage:
         os.mkdir(stage.work, 0o700)
         stage.write_meta(pid=os.getpid(), start=proc_start(os.getpid()), workspace=workspace,
                          state="running", created_at=time.time())
+        OWN.add(path)
     except BaseException:
         stage.remove()          # a full disk must not leave a half-made stage behind
         raise
@@ -250,18 +281,12 @@ def load(path: str) -> Stage | None:
 APPLY_JOURNAL = "applying"      # ringfence/staging/copyin.py Journal
 
 
-def proc_start(pid: int) -> str | None:
-    """Start time of ``pid`` (field 22 of /proc/PID/stat): defeats pid reuse."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-
-
 def alive(meta: dict) -> bool:
     pid = meta.get("pid")
-    return bool(pid) and proc_start(int(pid)) is not None and proc_start(int(pid)) == meta.get("start")
+    if not pid:
+        return False
+    start = proc_start(int(pid))
+    return start is not None and start == meta.get("start")
 
 
 def _chmod_tree(path: str) -> None:

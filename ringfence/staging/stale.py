@@ -13,8 +13,8 @@ import os
 
 from ringfence.rfcore.fsops import remove_tree  # noqa: F401 - used by recover
 
-from .mount import TRASH, Stage, alive, load, proc_start, remove_trash, stage_root  # noqa: F401
-
+from .mount import (OWN, TRASH, Stage, alive, load, proc_start, remove_trash,  # noqa: F401
+                    stage_root)
 
 def leftovers(state: str) -> list[dict]:
     """Every stage dir present (doctor): path, state, pid, bytes (held ones included)."""
@@ -65,6 +65,8 @@ def recover(state: str) -> list:
         if name.startswith(TRASH):
             _remove_dead_trash(root, name)
             continue
+        if os.path.join(root, name) in OWN:
+            continue                # a warm Session's spare, or a run going on here
         s = load(os.path.join(root, name))
         if s is None:
             continue

@@ -239,7 +239,7 @@ def test_close_leaves_no_bwrap_no_stage_no_cgroup(env):
     _ready(s)
     spare = s._pool._slot
     pid, stage = spare.proc.pid, spare.setup.stage.path
-    cg = getattr(spare.setup.lims, "_dirs", None) or []
+    cg = list(spare.setup.lims.dirs) if spare.setup.lims is not None else []
     assert os.path.exists(f"/proc/{pid}") and os.path.isdir(stage)
     from ringfence.staging.stale import recover
 
@@ -324,6 +324,79 @@ def test_a_dead_processes_spare_stage_is_removed_by_recover(env):
         r = s.run("true")
     assert r.state == "completed" and not os.path.exists(stage)
     assert not any("RF642" in n for n in r.notes)
+
+
+def test_a_run_killed_on_its_spare_is_reported_interrupted_not_removed_as_a_spare(env):
+    """A spare's stage that a run took (staging/mount.py ``mark_taken``) is that run's:
+    its process SIGKILLed mid-run, recover keeps it and says so (RF642); it is never
+    removed as an unused spare."""
+    code = ("import ringfence, os, threading, time\n"
+            f"s = ringfence.Session(profile='build', workspace={str(env.ws)!r})\n"
+            "end = time.monotonic() + 30\n"
+            "while s._pool._slot is None and time.monotonic() < end:\n"
+            "    s.run('true'); time.sleep(0.5)\n"
+            "stage = s._pool._slot.setup.stage\n"
+            "threading.Thread(target=s.run, args=('echo kept > k.txt; sleep 30',),\n"
+            "                 daemon=True).start()\n"
+            "end = time.monotonic() + 20\n"
+            "while not os.path.exists(os.path.join(stage.upper, 'k.txt')) and \\\n"
+            "        time.monotonic() < end:\n"
+            "    time.sleep(0.05)\n"
+            "print(stage.path, stage.meta().get('state'), flush=True)\n"
+            "os.kill(os.getpid(), 9)\n")
+    p = subprocess.run([__import__("sys").executable, "-c", code], capture_output=True,
+                       text=True, env=dict(os.environ), timeout=90)
+    stage, state = (p.stdout.split() + ["", ""])[:2]
+    assert stage and os.path.isdir(stage), p.stderr
+    assert state == "running"                   # taken: a run's stage, not a spare
+    from ringfence.staging.stale import recover
+
+    notes = recover(os.path.dirname(os.path.dirname(stage)))
+    assert any("RF642" in n.code and "never applied" in n.message for n in notes), notes
+    assert os.path.isfile(os.path.join(stage, "upper", "k.txt"))     # kept, unapplied
+    assert not (env.ws / "k.txt").exists()
+
+
+def _run_cgroups(pid: int) -> list[str]:
+    from ringfence.compiler.limits import _own_paths, _v1_mount, _v2_mount
+
+    own, found = _own_paths(), []
+    roots = [(_v1_mount(c), own.get(c)) for c in ("pids", "memory")]
+    roots.append((_v2_mount(), own.get("")))
+    import glob
+
+    for mount, path in roots:
+        if mount and path is not None:
+            found += glob.glob(os.path.join(mount, path.lstrip("/"), f"ringfence-{pid}-*"))
+    return found
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="an unprivileged run gets no cgroup here")
+def test_a_sessions_run_cgroups_are_removed_off_the_critical_path_never_left(env):
+    """A Session hands an empty cgroup's removal to its worker (compiler/limits.py):
+    the run's cgroups still go away, shortly after, run after run."""
+    with ringfence.Session(profile="strict", workspace=str(env.ws), session="cg") as s:
+        made = []
+        for _ in range(4):
+            r = s.run("true")
+            assert r.state == "completed"
+            made += _run_cgroups(os.getpid())
+        if not made and not _run_cgroups(os.getpid()):
+            # Either they were removed before we looked, or none is made here.
+            from ringfence.compiler.limits import RunLimits
+
+            probe = RunLimits(pids=10, memory=None)
+            had = list(probe.dirs)
+            probe.close()
+            if not had:
+                pytest.skip("no writable cgroup hierarchy on this machine")
+        end = time.monotonic() + 10
+        while _run_cgroups(os.getpid()) and time.monotonic() < end:
+            time.sleep(0.05)
+        left = _run_cgroups(os.getpid())
+        spare = s._pool._slot
+        mine = set(spare.setup.lims.dirs) if spare is not None and spare.setup.lims else set()
+        assert set(left) <= mine, left          # only the waiting spare's own cgroups
 
 
 def test_the_mcp_server_uses_a_spare_and_kills_it_when_it_exits(env):
