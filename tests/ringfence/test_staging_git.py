@@ -33,10 +33,10 @@ def box():
     shutil.rmtree(b.root, ignore_errors=True)
 
 
-def run(box, body: str, profile: str = "build"):
+def run(box, body: str, profile: str = "build", workspace=None):
     path = box.root / f"s{len(os.listdir(box.root))}.sh"
     path.write_text("set -e\nTOOLING=$(dirname \"$PIP_CACHE_DIR\")\n" + body + "\n")
-    return box.run(profile, "--", "bash", str(path))
+    return box.run(profile, "--", "bash", str(path), workspace=workspace)
 
 
 def host_git(box, *args, cwd=None) -> subprocess.CompletedProcess:

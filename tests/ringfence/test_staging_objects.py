@@ -16,8 +16,8 @@ import stat
 
 import pytest
 
-from tests.compiler.sandbox_util import INNER_PY, make_box
-from tests.ringfence.test_staging_git import commit_all, host_git
+from tests.compiler.sandbox_util import INNER_PY
+from tests.ringfence.test_staging_git import box, commit_all, host_git, run  # noqa: F401 - box is a fixture
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -27,20 +27,6 @@ pytestmark = [
 
 FAKE = "ab" + "c" * 38                    # an object id no commit below produces
 COMMIT = ("git -c user.name=n -c user.email=e@x -c commit.gpgsign=false commit -q -m c")
-
-
-@pytest.fixture
-def box():
-    b = make_box()
-    b.marker = b.root / "MARKER"
-    yield b
-    shutil.rmtree(b.root, ignore_errors=True)
-
-
-def run(box, body: str, workspace=None):
-    path = box.root / f"s{len(os.listdir(box.root))}.sh"
-    path.write_text("set -e\nTOOLING=$(dirname \"$PIP_CACHE_DIR\")\n" + body + "\n")
-    return box.run("build", "--", "bash", str(path), workspace=workspace)
 
 
 def fresh_ws(box):

@@ -308,16 +308,21 @@ def test_never_for_long_commands_or_when_turned_off(env, monkeypatch):
     assert s._pool is None and not s.run("true").spare
 
 
-def test_a_dead_processes_spare_stage_is_removed_by_recover(env):
-    code = ("import ringfence, os, time\n"
-            f"s = ringfence.Session(profile='strict', workspace={str(env.ws)!r})\n"
+def _killed_with_a_spare(env, profile: str, then: str):
+    """A child process whose Session has a spare ready runs ``then`` (with ``s``, its
+    Session) and SIGKILLs itself; its CompletedProcess."""
+    code = ("import ringfence, os, threading, time\n"
+            f"s = ringfence.Session(profile={profile!r}, workspace={str(env.ws)!r})\n"
             "end = time.monotonic() + 30\n"
             "while s._pool._slot is None and time.monotonic() < end:\n"
             "    s.run('true'); time.sleep(0.5)       # a racy first sample makes none\n"
-            "print(s._pool._slot.setup.stage.path, flush=True)\n"
-            "os.kill(os.getpid(), 9)\n")
-    p = subprocess.run([__import__("sys").executable, "-c", code], capture_output=True,
-                       text=True, env=dict(os.environ), timeout=60)
+            + then + "os.kill(os.getpid(), 9)\n")
+    return subprocess.run([__import__("sys").executable, "-c", code], capture_output=True,
+                          text=True, env=dict(os.environ), timeout=90)
+
+
+def test_a_dead_processes_spare_stage_is_removed_by_recover(env):
+    p = _killed_with_a_spare(env, "strict", "print(s._pool._slot.setup.stage.path, flush=True)\n")
     stage = p.stdout.strip()
     assert stage and os.path.isdir(stage), p.stderr
     with ringfence.Session(profile="strict", workspace=str(env.ws), spare=False) as s:
@@ -330,22 +335,15 @@ def test_a_run_killed_on_its_spare_is_reported_interrupted_not_removed_as_a_spar
     """A spare's stage that a run took (staging/mount.py ``mark_taken``) is that run's:
     its process SIGKILLed mid-run, recover keeps it and says so (RF642); it is never
     removed as an unused spare."""
-    code = ("import ringfence, os, threading, time\n"
-            f"s = ringfence.Session(profile='build', workspace={str(env.ws)!r})\n"
-            "end = time.monotonic() + 30\n"
-            "while s._pool._slot is None and time.monotonic() < end:\n"
-            "    s.run('true'); time.sleep(0.5)\n"
-            "stage = s._pool._slot.setup.stage\n"
-            "threading.Thread(target=s.run, args=('echo kept > k.txt; sleep 30',),\n"
-            "                 daemon=True).start()\n"
-            "end = time.monotonic() + 20\n"
-            "while not os.path.exists(os.path.join(stage.upper, 'k.txt')) and \\\n"
-            "        time.monotonic() < end:\n"
-            "    time.sleep(0.05)\n"
-            "print(stage.path, stage.meta().get('state'), flush=True)\n"
-            "os.kill(os.getpid(), 9)\n")
-    p = subprocess.run([__import__("sys").executable, "-c", code], capture_output=True,
-                       text=True, env=dict(os.environ), timeout=90)
+    p = _killed_with_a_spare(env, "build", (
+        "stage = s._pool._slot.setup.stage\n"
+        "threading.Thread(target=s.run, args=('echo kept > k.txt; sleep 30',),\n"
+        "                 daemon=True).start()\n"
+        "end = time.monotonic() + 20\n"
+        "while not os.path.exists(os.path.join(stage.upper, 'k.txt')) and \\\n"
+        "        time.monotonic() < end:\n"
+        "    time.sleep(0.05)\n"
+        "print(stage.path, stage.meta().get('state'), flush=True)\n"))
     stage, state = (p.stdout.split() + ["", ""])[:2]
     assert stage and os.path.isdir(stage), p.stderr
     assert state == "running"                   # taken: a run's stage, not a spare
