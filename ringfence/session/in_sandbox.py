@@ -8,6 +8,7 @@ Only stdlib + our packages: this sits on the ``ringfence run`` hot path.
 from __future__ import annotations
 
 import re
+import sys
 import time
 from ringfence.rfcore.lazyre import lazy
 from ringfence.rfcore.records import asdict, is_record
@@ -55,11 +56,14 @@ def execute(req, ledger, deps, streams, run_id, keys, approval_id=None, approved
     # (ringfence/staging/settle.py); only a run that was not staged falls back to this.
     before = None
     started = time.monotonic()
-    from ringfence.compiler import spare
     from ringfence.compiler.cgprime import prime_attach
 
+    # Only a Session loads compiler/spare.py; importing it here would tell
+    # compiler/execute.py that a plain `ringfence run` is one, and its settle would
+    # lose the prewarm that overlaps the command.
+    spare = sys.modules.get("ringfence.compiler.spare")
     try:
-        pool = spare.current()
+        pool = spare.current() if spare is not None else None
         if pool is None or not pool.ready():
             prime_attach()  # as root: the run's cgroup join finds the kernel's lock warm
         result = _call_runner(req, deps, streams, keys,

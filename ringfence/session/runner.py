@@ -204,7 +204,7 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
     res = execute(p.spec, p.argv, host=p.host, env=p.env, timeout=limit, stdin=stdin,
                   capture=capture, out=out, err=err, recovered=p.recovered)
     changes, held, kept, late = None, (), None, ()
-    res = _apparent_over(res, p.profile.limits)
+    res = _file_size_killed(res)
     cut = res.stage is not None and _stage_cut(res.stage, res.stage_min_free)
     if cut:
         late = (cut,)
@@ -225,7 +225,9 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
                 warn(Note("RF644", f"could not record the run before settling ({exc})"))
         rel_hits = tuple(h for h in res.secret_hits if not h.startswith("/"))
         try:
-            settled = settle(res.stage, p.profile, p.env, rel_hits, hold_all=_killed(res))
+            # the stage's apparent size is counted on settle's own walk of it
+            settled = settle(res.stage, p.profile, p.env, rel_hits, hold_all=_killed(res),
+                             limits=None if res.limit else p.profile.limits)
         except OSError as exc:
             # The sandbox is gone; its writes are still in the upper dir. Keep them
             # (the next run and `doctor` report the stage, RF642), never half-apply
@@ -239,6 +241,10 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
                 hint="free space in the workspace and state dir; 'ringfence doctor' "
                      "lists the stages left behind") from None
         changes, held, kept, late = settled.changes, settled.held, settled.stage, settled.notes
+        if settled.limit:
+            from ringfence.rfcore.records import replace
+
+            res = replace(res, limit=settled.limit)
         for note in late:
             warn(note)
     if res.secret_hits:
@@ -268,26 +274,14 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
                      kept, outcome)
 
 
-def _apparent_over(res, limits):
-    """A stage holding more *apparent* bytes than ``stage_mb`` (sparse files cost no
-    blocks while running, but are data once applied) is a stage limit hit."""
-    from ringfence.rfcore.records import replace
+def _file_size_killed(res):
+    """SIGXFSZ killed the command: a write reached ``file_size_mb`` (a limit hit).
+    A stage over ``stage_mb`` apparent bytes, or holding a file cut exactly at the
+    limit, is found by settle on its own walk of the stage (``apply._Ctx.count``)."""
+    if not res.limit and res.sandboxed and res.exit_code == 128 + 25:
+        from ringfence.rfcore.records import replace
 
-    if res.limit:
-        return res
-    if res.sandboxed and res.exit_code == 128 + 25:         # SIGXFSZ killed the command
         return replace(res, limit="file_size")
-    cap, fsize = getattr(limits, "stage_mb", None), getattr(limits, "file_size_mb", None)
-    if res.stage is None or (cap is None and fsize is None):
-        return res
-    total = 0
-    for _, size in _staged_files(res.stage.upper):
-        total += size
-        if cap is not None and total > cap * 1024 * 1024:
-            return replace(res, limit="stage")
-        if fsize is not None and size == fsize * 1024 * 1024:
-            # RLIMIT_FSIZE stopped a write exactly here (EFBIG): the file is cut.
-            return replace(res, limit="file_size")
     return res
 
 

@@ -57,6 +57,7 @@ class Plan:
     created: list = field(default_factory=list)
     modified: list = field(default_factory=list)
     deleted: list = field(default_factory=list)
+    limit: str | None = None  # "stage" | "file_size": the stage broke a limit (see _Ctx)
 
     @property
     def held(self) -> list:
@@ -137,12 +138,30 @@ class Overrun(Exception):
 
 
 class _Ctx:
-    def __init__(self, registry, deadline: float | None) -> None:
+    def __init__(self, registry, deadline: float | None, limits=None) -> None:
         self.registry = registry
         self.deadline = deadline
         self.ticks = 0
         self.verdicts: dict[str, str | None] = {}     # new dir -> first hold reason below
         self.paths: dict[str, list[str]] = {}         # new top dir -> what it creates
+        mb = (getattr(limits, "stage_mb", None), getattr(limits, "file_size_mb", None))
+        self.cap, self.fsize = (None if v is None else v * 1024 * 1024 for v in mb)
+        self.total = 0
+        self.limit: str | None = None
+
+    def count(self, st) -> None:
+        """Add one upper entry's APPARENT size (each is counted once): a stage over
+        ``stage_mb`` (sparse files cost no blocks while running, but are data once
+        applied), or a file exactly ``file_size_mb`` long (RLIMIT_FSIZE cut a write
+        there, EFBIG), is a limit hit. Counted on the plan's own walk of the stage."""
+        if self.limit is not None or stat.S_ISDIR(st.st_mode):
+            return
+        size = st.st_size
+        self.total += size
+        if self.cap is not None and self.total > self.cap:
+            self.limit = "stage"
+        elif self.fsize is not None and size == self.fsize:
+            self.limit = "file_size"
 
     def tick(self) -> None:
         self.ticks += 1
@@ -153,20 +172,23 @@ class _Ctx:
                 raise Overrun(f"settling stopped after {self.ticks} entries: over its time bound")
 
 
-def plan(upper: str, workspace: str, registry, deadline: float | None = None) -> Plan:
-    """The plan of a stage; ``deadline`` (time.monotonic()) bounds it (Overrun)."""
+def plan(upper: str, workspace: str, registry, deadline: float | None = None,
+         limits=None) -> Plan:
+    """The plan of a stage; ``deadline`` (time.monotonic()) bounds it (Overrun).
+    ``limits`` (a profile's): ``Plan.limit`` says which one the stage broke."""
     from ringfence.staging.git.discovery import View
 
     registry.post = View(upper, workspace)
     registry.pre = View(None, workspace)
     p = Plan()
-    ctx = _Ctx(registry, deadline)
+    ctx = _Ctx(registry, deadline, limits)
     stack = [(upper, workspace, "")]
     while stack:
         stack.extend(reversed(_walk_dir(*stack.pop(), ctx, p)))
     from ringfence.staging.git.repo_judges import tie_refs
 
     tie_refs(p)
+    p.limit = ctx.limit
     return p
 
 
@@ -272,6 +294,7 @@ def _subtree(upath: str, rel: str, ctx: _Ctx) -> str | None:
                 empty = False
                 er = f"{r}/{e.name}"
                 st = e.stat(follow_symlinks=False)
+                ctx.count(st)
                 if reason is None:
                     reason = (cut.verdict if cut is not None and cut.covers(registry, e.name, st)
                               else _judge(registry, er, e.path, st, "", None)[0])
@@ -320,6 +343,7 @@ def _walk_dir(upper_dir: str, ws_dir: str, rel_dir: str, ctx: _Ctx, p: Plan) -> 
     """Plan one upper dir's entries; the dirs to walk next."""
     registry = ctx.registry
     more = []
+    counted = rel_dir in ctx.verdicts        # inside a new subtree: _subtree counted it
     with os.scandir(upper_dir) as it:
         entries = sorted(it, key=lambda e: e.name)
     for e in entries:
@@ -327,6 +351,8 @@ def _walk_dir(upper_dir: str, ws_dir: str, rel_dir: str, ctx: _Ctx, p: Plan) -> 
         rel = f"{rel_dir}/{e.name}" if rel_dir else e.name
         upath, lpath = e.path, os.path.join(ws_dir, e.name)
         ust = e.stat(follow_symlinks=False)
+        if not counted:
+            ctx.count(ust)
         lst = _lstat(lpath)
         if whiteout(ust):
             if lst is None:

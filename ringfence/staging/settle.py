@@ -33,6 +33,7 @@ class Settled:
     held: tuple = ()
     notes: tuple = ()
     stage: str | None = None          # the stage dir, kept while something is held
+    limit: str | None = None          # "stage" | "file_size": the stage broke a limit
 
 
 def prewarm() -> None:
@@ -190,14 +191,17 @@ def _bound(env: Mapping[str, str] | None) -> float:
 
 
 def settle(stage: stg.Stage, profile=None, env: Mapping[str, str] | None = None,
-           secret_hits=(), hold_all: str | None = None) -> Settled:
+           secret_hits=(), hold_all: str | None = None, limits=None) -> Settled:
     """Never raises: a stage that cannot be planned or applied is kept whole, the
     error recorded (RF644 in the change record's ``settle_error``), and ``doctor``
     lists it. ``hold_all``: the run was killed (a limit, its timeout, a signal): a
     file may be half-written, so NOTHING is applied; every change is held for a
-    person, with this reason (RF627), and listed in ``not_applied``."""
+    person, with this reason (RF627), and listed in ``not_applied``. ``limits`` (the
+    profile's, when no other limit was hit): a stage over ``stage_mb`` apparent bytes
+    or with a file cut at ``file_size_mb`` is a limit hit (``Settled.limit``), found
+    on the plan's own walk, and then held like a killed run."""
     try:
-        return _settle(stage, profile, env, secret_hits, hold_all)
+        return _settle(stage, profile, env, secret_hits, hold_all, limits)
     except Exception as exc:      # noqa: BLE001 - a settle bug must not lose the run
         from ringfence.staging.apply import Overrun
 
@@ -214,7 +218,8 @@ def settle(stage: stg.Stage, profile=None, env: Mapping[str, str] | None = None,
         return Settled(changes, (), (Note("RF644", msg[len("RF644: "):]),), stage.path)
 
 
-def _settle(stage: stg.Stage, profile, env, secret_hits=(), hold_all=None) -> Settled:
+def _settle(stage: stg.Stage, profile, env, secret_hits=(), hold_all=None,
+            limits=None) -> Settled:
     import time
 
     if stage.untouched():
@@ -230,7 +235,7 @@ def _settle(stage: stg.Stage, profile, env, secret_hits=(), hold_all=None) -> Se
     stage.clear_work()
     reg = registry_for(ws, profile, env, secret_hits)
     try:
-        p = plan(stage.upper, ws, reg, deadline)
+        p = plan(stage.upper, ws, reg, deadline, limits)
     except OSError as exc:
         stage.write_meta(state="unreadable")
         note = Note("RF643", f"could not read the run's staged writes ({exc}); nothing "
@@ -238,6 +243,9 @@ def _settle(stage: stg.Stage, profile, env, secret_hits=(), hold_all=None) -> Se
         return Settled({"created": [], "modified": [], "deleted": [], "capped": True,
                         "unreadable_dirs": 1, "staged": True, "stage": stage.id},
                        (), (note,), stage.path)
+    if p.limit:
+        hold_all = f"its {p.limit} limit was hit"       # as runner._killed says it,
+        #                                                 before a timeout or a signal
     if hold_all:
         from ringfence.rfcore.records import replace
 
@@ -259,9 +267,9 @@ def _settle(stage: stg.Stage, profile, env, secret_hits=(), hold_all=None) -> Se
                          not_applied=[x for x, _ in failed])
         for h in held if not hold_all else ():
             notes.append(Note("RF641", f"held for review: {h['path']} ({h['why']})"))
-        return Settled(changes, tuple(held), tuple(notes), stage.path)
+        return Settled(changes, tuple(held), tuple(notes), stage.path, p.limit)
     stage.discard()
-    return Settled(changes, (), tuple(notes), None)
+    return Settled(changes, (), tuple(notes), None, p.limit)
 
 
 def _action_json(a) -> dict:

@@ -171,6 +171,52 @@ def test_a_run_that_writes_nothing_stays_light(tmp_path, profile):
     assert mods & NOT_ON_QUIET_RUN == set()
 
 
+PREWARM_PROBE = """\
+import json, os, sys, threading
+import ringfence.staging.settle as settle
+seen = []
+real = settle.prewarm
+def prewarm():
+    seen.append(threading.current_thread().name)
+    real()
+settle.prewarm = prewarm
+def _dump():
+    with open(os.environ["RF_SEEN_OUT"], "w") as f:
+        json.dump({"prewarm": seen, "modules": sorted(sys.modules)}, f)
+import atexit
+atexit.register(_dump)
+sys.argv = ["ringfence", *json.loads(os.environ["RF_ARGV"])]
+from ringfence.__main__ import main
+main()
+"""
+
+
+@pytest.mark.sandbox
+@pytest.mark.skipif(not have_bwrap(), reason=NO_BWRAP)
+def test_a_fresh_run_that_writes_loads_settle_while_its_command_runs(tmp_path):
+    """A plain `ringfence run` whose command writes loads what settling needs in the
+    watcher thread, while the command still runs (staging/settle.py prewarm_soon):
+    settle then does not pay that load after the command ended. It was lost once
+    without a failing test: the run path imported compiler/spare.py, the module that
+    marks a Session, and the watcher never started."""
+    out = tmp_path / "seen.json"
+    home = tmp_path / "home"
+    home.mkdir()
+    with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="rf-imports-") as work:
+        argv = ["run", "-p", "build", "-w", work, "--", "sh", "-c",
+                "echo x > written; sleep 1"]
+        env = dict(os.environ, RF_SEEN_OUT=str(out), RF_ARGV=json.dumps(argv),
+                   RINGFENCE_HOME=str(home), XDG_STATE_HOME=str(home), HOME=str(home))
+        env.pop("RINGFENCE_DEBUG", None)
+        proc = subprocess.run([sys.executable, "-c", PREWARM_PROBE], capture_output=True,
+                              cwd=tmp_path, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr.decode()
+        assert open(os.path.join(work, "written")).read() == "x\n"   # settled, applied
+    seen = json.loads(out.read_text())
+    assert seen["prewarm"] == ["ringfence-prewarm"]
+    assert "ringfence.compiler.spare" not in seen["modules"]     # only a Session loads it
+
+
 # Off the hook's path (issue 13: cold start within 5x `python -c pass`). Each was
 # on it once and was taken off: the schema table and the TOML line scanner (a
 # built-in's cache entry carries its line map and its validity), the domain
