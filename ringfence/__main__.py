@@ -35,9 +35,12 @@ def main(argv: list[str] | None = None) -> None:
 
         sys.exit(fast_main(argv))
     if _is_fast(argv):
-        from ringfence.fast import main as fast_main
+        from ringfence.fast import exit_now, main as fast_main
 
-        sys.exit(fast_main(argv))
+        code = fast_main(argv)
+        if argv[0] == "run":
+            exit_now(code)          # the run is recorded and its output written
+        sys.exit(code)
     from ringfence.cli import main as cli_main
 
     sys.exit(cli_main(argv))

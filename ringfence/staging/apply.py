@@ -38,6 +38,7 @@ from ringfence.rfcore.fsops import same_bytes
 from ringfence.rfcore.records import field, record
 from ringfence.staging.git.discovery import OPAQUE, _opaque, whiteout  # noqa: F401 - one reading of overlayfs
 from ringfence.staging.loose import shortcut
+from ringfence.staging.place import carries_privilege
 
 READ_LIMIT = 1 << 20          # judged files larger than this are held unread
 INDEX_LIMIT = 256 << 20       # but a git index is read whole (rfcore/gitindex.MAX_INDEX)
@@ -58,6 +59,9 @@ class Plan:
     modified: list = field(default_factory=list)
     deleted: list = field(default_factory=list)
     limit: str | None = None  # "stage" | "file_size": the stage broke a limit (see _Ctx)
+    # a new dir moved whole -> the paths below it that carry privilege (the rest was
+    # looked at while planning: place.strip needs no second walk of it)
+    inspected: dict = field(default_factory=dict)
 
     @property
     def held(self) -> list:
@@ -144,6 +148,7 @@ class _Ctx:
         self.ticks = 0
         self.verdicts: dict[str, str | None] = {}     # new dir -> first hold reason below
         self.paths: dict[str, list[str]] = {}         # new top dir -> what it creates
+        self.marked: dict[str, list[str]] = {}        # ... and what in it carries privilege
         mb = (getattr(limits, "stage_mb", None), getattr(limits, "file_size_mb", None))
         self.cap, self.fsize = (None if v is None else v * 1024 * 1024 for v in mb)
         self.total = 0
@@ -282,6 +287,7 @@ def _subtree(upath: str, rel: str, ctx: _Ctx) -> str | None:
     stack = [(upath, rel, None)]
     own: dict[str, str | None] = {}
     paths: list[str] = []                # what a whole move creates (as _paths)
+    marked: list[str] = []               # what in it place.strip must clear
     registry = ctx.registry
     while stack:
         up, r, parent = stack.pop()
@@ -295,6 +301,8 @@ def _subtree(upath: str, rel: str, ctx: _Ctx) -> str | None:
                 er = f"{r}/{e.name}"
                 st = e.stat(follow_symlinks=False)
                 ctx.count(st)
+                if carries_privilege(e.path, st):
+                    marked.append(e.path)
                 if reason is None:
                     reason = (cut.verdict if cut is not None and cut.covers(registry, e.name, st)
                               else _judge(registry, er, e.path, st, "", None)[0])
@@ -312,6 +320,7 @@ def _subtree(upath: str, rel: str, ctx: _Ctx) -> str | None:
         if parent is not None and v and not ctx.verdicts.get(parent):
             ctx.verdicts[parent] = v
     ctx.paths[rel] = paths
+    ctx.marked[rel] = marked
     return ctx.verdicts[rel]
 
 
@@ -374,8 +383,11 @@ def _walk_dir(upper_dir: str, ws_dir: str, rel_dir: str, ctx: _Ctx, p: Plan) -> 
             if lst is None:
                 if reason is None:
                     made = ctx.paths.pop(rel, None)
+                    marked = ctx.marked.pop(rel, None)
                     p.created.extend(made if made is not None else _tree(upath, rel))
                     p.actions.append(Action("move", rel))
+                    if made is not None and marked is not None:
+                        p.inspected[rel] = marked
                 else:       # apply what is harmless, one by one; hold the rest
                     p.actions.append(Action("mkdir", rel))
                     more.append((upath, lpath, rel))

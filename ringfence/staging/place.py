@@ -48,11 +48,33 @@ def _strip_one(path: str, st) -> None:
                                  f"({exc.strerror})") from None
 
 
-def strip(path: str) -> None:
+def carries_privilege(path: str, st) -> bool:
+    """What :func:`_strip_one` would change: setuid/setgid bits or any extended
+    attribute at all (an unreadable list counts). A link is never stripped."""
+    if stat.S_ISLNK(st.st_mode):
+        return False
+    if st.st_mode & PRIV_BITS:
+        return True
+    try:
+        return bool(os.listxattr(path, follow_symlinks=False))
+    except OSError:
+        return True
+
+
+def strip(path: str, marked: list[str] | None = None) -> None:
     """Clear setuid/setgid and privileged xattrs on ``path`` and everything below it
-    (never following a link). Raises Unsafe when one cannot be removed."""
+    (never following a link). Raises Unsafe when one cannot be removed.
+
+    ``marked``: the plan looked at everything below ``path`` already, after the
+    sandbox was gone (``apply._subtree``, :func:`carries_privilege`), and these are
+    the paths below it that carry privilege: only they (and ``path``) are stripped,
+    with no second walk of the tree."""
     st = os.lstat(path)
     _strip_one(path, st)
+    if marked is not None:
+        for below in marked:
+            _strip_one(below, os.lstat(below))
+        return
     if not stat.S_ISDIR(st.st_mode):
         return
     stack = [path]
@@ -132,9 +154,9 @@ def _copy_into(src: str, dfd: int, name: str, journal=None, rel: str = "") -> No
 
 
 
-def _move(upper: str, rel: str, dfd: int, name: str, journal=None) -> None:
+def _move(upper: str, rel: str, dfd: int, name: str, journal=None, marked=None) -> None:
     src = os.path.join(upper, rel)
-    strip(src)
+    strip(src, marked)
     try:
         os.rename(src, name, dst_dir_fd=dfd)
     except OSError as exc:
@@ -147,7 +169,10 @@ def _move(upper: str, rel: str, dfd: int, name: str, journal=None) -> None:
             raise
 
 
-def apply_action(a, upper: str, ws_fd: int, journal=None) -> None:   # a: apply.Action
+def apply_action(a, upper: str, ws_fd: int, journal=None,
+                 marked: list[str] | None = None) -> None:   # a: apply.Action
+    """``marked``: for a new directory moved whole, what in it carries privilege
+    (``apply.Plan.inspected``); None: looked at here."""
     dfd, name = _open_parent(ws_fd, a.path)
     try:
         if a.op == "delete":
@@ -163,7 +188,7 @@ def apply_action(a, upper: str, ws_fd: int, journal=None) -> None:   # a: apply.
             _remove(dfd, name)
             _move(upper, a.path, dfd, name, journal)
         else:
-            _move(upper, a.path, dfd, name, journal)
+            _move(upper, a.path, dfd, name, journal, marked)
     finally:
         os.close(dfd)
 
@@ -177,12 +202,14 @@ def apply_plan(p, upper: str, workspace: str, *, held: bool = False,
     failed: list[tuple[str, str]] = []
     ws_fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     jr = Journal(journal)
+    inspected = {} if held else p.inspected
     try:
         for a in p.actions:
             if bool(a.held) != held and not (held and a.op == "mkdir"):
                 continue
             try:
-                apply_action(a, upper, ws_fd, jr)
+                apply_action(a, upper, ws_fd, jr,
+                             inspected.get(a.path) if a.op == "move" else None)
                 jr.note("applied", a.path)
             except OSError as exc:
                 why = ("a symbolic link on the way (not followed)"

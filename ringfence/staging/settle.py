@@ -54,7 +54,7 @@ def prewarm() -> None:
 # While a staged command runs, its upper dir is looked at this often (seconds); once
 # it holds something, what settles those writes is loaded meanwhile, on the core
 # the command leaves idle. A run that writes nothing (`true`, `ls`) never pays.
-PREWARM_EVERY = 0.03
+PREWARM_EVERY = 0.01
 
 
 def prewarm_soon(upper: str):

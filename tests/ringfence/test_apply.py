@@ -106,3 +106,38 @@ def test_privilege_is_stripped_on_apply(tmp_path):
     if os.getuid() != 0:
         pytest.skip("security.* / trusted.* need root to set (mode bits were checked)")
     assert "security.capability" in xattrs and "trusted.rf" in xattrs
+
+
+def test_privilege_deep_in_a_new_dir_is_stripped_without_a_second_walk(tmp_path):
+    """A new directory moved whole is looked at once, while planning: what in it
+    carries privilege (setuid/setgid bits, security.* / trusted.* attributes) is
+    listed in ``Plan.inspected`` and stripped before the move; what carries nothing
+    is not listed (the apply walks nothing again)."""
+    import stat
+
+    ws, upper = tmp_path / "ws", tmp_path / "upper"
+    ws.mkdir()
+    deep = upper / "new" / "a" / "b"
+    deep.mkdir(parents=True)
+    (deep / "plain").write_text("x\n")
+    (deep / "suid").write_bytes(b"\x7fELF")
+    os.chmod(deep / "suid", 0o4755)
+    os.chmod(upper / "new" / "a", 0o2775)
+    os.symlink("plain", deep / "link")
+    cap = bytes.fromhex("01000002" "80000000" "00000000" "00000000" "00000000")
+    capped = True
+    try:
+        os.setxattr(deep / "plain", "security.capability", cap)
+        os.setxattr(deep / "plain", "trusted.rf", b"1")
+    except OSError:
+        capped = False                      # unprivileged: the mode bits alone
+    p = plan(str(upper), str(ws), Registry(str(ws)))
+    want = {str(deep / "suid"), str(upper / "new" / "a")} | ({str(deep / "plain")} if capped
+                                                            else set())
+    assert set(p.inspected["new"]) == want
+    assert apply_plan(p, str(upper), str(ws)) == []
+    for path in (ws / "new" / "a", ws / "new" / "a" / "b" / "suid"):
+        assert not os.lstat(path).st_mode & (stat.S_ISUID | stat.S_ISGID), path
+    assert os.readlink(ws / "new" / "a" / "b" / "link") == "plain"
+    left = os.listxattr(ws / "new" / "a" / "b" / "plain")
+    assert not [n for n in left if n.startswith(("security.", "trusted."))], left

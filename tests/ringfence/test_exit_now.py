@@ -1,0 +1,66 @@
+"""`ringfence run` and `hook` end without the interpreter's teardown
+(``ringfence.fast.exit_now``): what a normal exit guarantees must still hold."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import NO_BWRAP, have_bwrap
+
+
+def test_exit_now_waits_for_threads_runs_handlers_and_flushes(tmp_path):
+    done = tmp_path / "thread-done"
+    code = (
+        "import atexit, sys, threading, time\n"
+        "from ringfence.fast import exit_now\n"
+        f"def late():\n    time.sleep(0.3)\n    open({str(done)!r}, 'w').write('ok')\n"
+        "threading.Thread(target=late).start()\n"
+        "atexit.register(lambda: sys.stderr.write('handler ran\\n'))\n"
+        "sys.stdout.write('buffered ' * 2000)\n"          # still in Python's buffer
+        "exit_now(3)\n"
+        "print('never')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 3
+    assert r.stdout == "buffered " * 2000
+    assert "handler ran" in r.stderr
+    assert done.read_text() == "ok"          # the non-daemon thread finished first
+
+
+def test_exit_now_survives_a_closed_reader():
+    code = ("import sys\nfrom ringfence.fast import exit_now\n"
+            "sys.stdout.write('x' * 200000)\nexit_now(0)\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    p.stdout.read(10)
+    p.stdout.close()                           # the reader goes away (`| head`)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    assert b"Traceback" not in err
+
+
+@pytest.mark.sandbox
+@pytest.mark.skipif(not have_bwrap(), reason=NO_BWRAP)
+def test_a_run_through_the_entry_point_keeps_its_output_code_and_record(tmp_path):
+    import sqlite3
+    import tempfile
+
+    state = tmp_path / "state"
+    env = dict(os.environ, RINGFENCE_HOME=str(state), XDG_STATE_HOME=str(state),
+               HOME=str(tmp_path))
+    env.pop("RINGFENCE_DEBUG", None)
+    with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="rf-exit-") as work:
+        r = subprocess.run([sys.executable, "-m", "ringfence", "run", "-p", "build", "-w", work,
+                            "--", "sh", "-c", "seq 1 20000; echo made > f; echo err >&2; exit 7"],
+                           capture_output=True, text=True, env=env, timeout=120)
+        assert r.returncode == 7, r.stderr
+        assert r.stdout.splitlines() == [str(i) for i in range(1, 20001)]
+        assert "err" in r.stderr
+        assert open(os.path.join(work, "f")).read() == "made\n"
+    db = sqlite3.connect(state / "ledger.db")
+    states = [s for (s,) in db.execute("SELECT state FROM run_events ORDER BY rowid")]
+    assert states[-1] == "failed", states
