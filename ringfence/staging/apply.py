@@ -37,11 +37,10 @@ import stat
 from ringfence.rfcore.fsops import same_bytes
 from ringfence.rfcore.records import field, record
 from ringfence.staging.git.discovery import OPAQUE, _opaque, whiteout  # noqa: F401 - one reading of overlayfs
-from ringfence.staging.loose import shortcut
+from ringfence.staging.loose import derived, shortcut
+from ringfence.staging.entry import judge_entry
 from ringfence.staging.place import carries_privilege
 
-READ_LIMIT = 1 << 20          # judged files larger than this are held unread
-INDEX_LIMIT = 256 << 20       # but a git index is read whole (rfcore/gitindex.MAX_INDEX)
 
 
 @record
@@ -124,19 +123,6 @@ def _tree(top: str, rel: str, tolerant: bool = False) -> list[str]:
     return out
 
 
-def _content(path: str, st, limit: int = READ_LIMIT) -> bytes | None:
-    if st is None or stat.S_ISDIR(st.st_mode):
-        return None
-    if stat.S_ISLNK(st.st_mode):
-        return os.fsencode(os.readlink(path))
-    if not stat.S_ISREG(st.st_mode):
-        return b""
-    if st.st_size > limit:
-        return None
-    with open(path, "rb") as fh:
-        return fh.read()
-
-
 class Overrun(Exception):
     """Planning went past its time bound (settle records it as RF644)."""
 
@@ -197,120 +183,39 @@ def plan(upper: str, workspace: str, registry, deadline: float | None = None,
     return p
 
 
-_SPECIAL = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a device node",
-            stat.S_IFBLK: "a device node"}
-
-
-def _judge(registry, rel: str, upath: str | None, ust, lpath: str, lst) -> tuple[str | None, str | None]:
-    if ust is not None and not whiteout(ust):
-        special = _SPECIAL.get(stat.S_IFMT(ust.st_mode))
-        if special:
-            return f"{special}: the host's tools would open or obey it", None
-    hit = registry.lookup(rel)
-    from ringfence.staging.judges import judge
-    from ringfence.staging.links import judge_link
-
-    link = None
-    if ust is not None and stat.S_ISLNK(ust.st_mode):
-        link = judge_link(rel, os.readlink(upath), registry.post, registry.guarded)
-    root = registry.git_root(rel) if hit is not None and upath is not None else None
-    fresh = registry.new_repo_reason(root) if root is not None else None
-    if hit is None:
-        if link is None and upath is not None:
-            from ringfence.staging.shadow import shadow_reason
-
-            link = shadow_reason(registry, rel, ust)
-        return link, None
-    kind = hit[0]
-    if upath is None:                       # deletion
-        return judge(kind, rel, None, None, is_link=False, workspace=registry.workspace), kind
-    if stat.S_ISDIR(ust.st_mode):
-        return fresh, kind                  # a directory is judged by what it holds
-    if kind == "git-object" and lst is not None and not stat.S_ISLNK(ust.st_mode):
-        # objects are immutable: the same id with other bytes is a forgery
-        # (a freshened mtime with the same bytes is git's own doing)
-        if not (stat.S_ISREG(lst.st_mode) and same_bytes(upath, lpath)):
-            return "rewrites an existing git object (git would read these bytes under " \
-                   "the old id)", kind
-        return None, kind
-    if kind in ("git-object", "git-cache"):
-        return (link or fresh or (judge(kind, rel, b"", None, is_link=True,
-                                       workspace=registry.workspace)
-                                 if stat.S_ISLNK(ust.st_mode) else None)), kind
-    if kind == "hook":           # judged by its name (only *.sample is harmless): not read
-        return judge(kind, rel, b"", None, is_link=stat.S_ISLNK(ust.st_mode),
-                     workspace=registry.workspace) or link or fresh, kind
-    limit = INDEX_LIMIT if kind == "git-index" else READ_LIMIT   # a big repo's index
-    new = _content(upath, ust, limit)
-    if new is None and stat.S_ISREG(ust.st_mode) and kind != "git-data":
-        return "too large to judge", kind
-    old = (_content(lpath, lst, limit) if lst is not None and not stat.S_ISDIR(lst.st_mode)
-           else None)
-    why = judge(kind, rel, new if new is not None else b"", old,
-                is_link=stat.S_ISLNK(ust.st_mode), workspace=registry.workspace,
-                view=registry.post)
-    if kind == "git-index" and why is None and new and stat.S_ISREG(ust.st_mode):
-        why = _strip_index_caches(upath, ust, new, (rel, old, registry.post))
-    return why or link or fresh, kind
-
-
-def _strip_index_caches(path: str, st, data: bytes, ctx=None) -> str | None:
-    """Rewrite a staged index without the caches a writer can forge (cache-tree:
-    the host's next ``git commit`` would write the sandbox's tree ids; untracked
-    cache: ``git status`` would hide new files). git rebuilds them. Same mode and
-    times, so git's racy-entry checks see what they saw; stale entries smudged."""
-    from ringfence.staging.git.index import strip_caches
-    from ringfence.staging.git.repo_judges import smudge_stale
-
-    clean = strip_caches(smudge_stale(data, *ctx) if ctx else data)
-    if clean is None:
-        return "an index ringfence cannot read (its caches cannot be removed)"
-    if clean is data or clean == data:
-        return None
-    tmp = f"{path}.rf-{os.getpid()}"
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     stat.S_IMODE(st.st_mode))
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(clean)
-        os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
-        os.replace(tmp, path)
-    except OSError as exc:
-        return f"could not remove the index's caches ({exc.strerror})"
-    return None
-
-
 def _subtree(upath: str, rel: str, ctx: _Ctx) -> str | None:
     """The first hold reason in a new upper dir's subtree, filling ``ctx.verdicts``
     for every dir below it (one pass, bottom-up: O(entries) at any depth)."""
     order: list[tuple[str, str, str | None]] = []     # (dir rel, parent rel, own reason)
-    stack = [(upath, rel, None)]
+    stack = [(upath, rel, None, None)]
     own: dict[str, str | None] = {}
     paths: list[str] = []                # what a whole move creates (as _paths)
     marked: list[str] = []               # what in it place.strip must clear
     registry = ctx.registry
     while stack:
-        up, r, parent = stack.pop()
+        up, r, parent, above = stack.pop()
         reason = None
-        empty = True
-        cut = shortcut(registry, r)      # loose objects: one verdict for the directory
         with os.scandir(up) as it:
-            for e in it:
-                ctx.tick()
-                empty = False
-                er = f"{r}/{e.name}"
-                st = e.stat(follow_symlinks=False)
-                ctx.count(st)
-                if carries_privilege(e.path, st):
-                    marked.append(e.path)
-                if reason is None:
-                    reason = (cut.verdict if cut is not None and cut.covers(registry, e.name, st)
-                              else _judge(registry, er, e.path, st, "", None)[0])
-                if stat.S_ISDIR(st.st_mode):
-                    stack.append((e.path, er, r))
-                else:
-                    paths.append(er)
-        if empty:
+            entries = list(it)
+        # loose objects: one verdict for the directory (from R/objects's, when it
+        # covered this R/objects/XX)
+        cut = derived(registry, above, r, [e.name for e in entries]) or shortcut(registry, r)
+        for e in entries:
+            ctx.tick()
+            er = f"{r}/{e.name}"
+            st = e.stat(follow_symlinks=False)
+            ctx.count(st)
+            if carries_privilege(e.path, st):
+                marked.append(e.path)
+            covered = cut is not None and cut.covers(registry, e.name, st)
+            if reason is None:
+                reason = (cut.verdict if covered
+                          else judge_entry(registry, er, e.path, st, "", None)[0])
+            if stat.S_ISDIR(st.st_mode):
+                stack.append((e.path, er, r, cut if covered else None))
+            else:
+                paths.append(er)
+        if not entries:
             paths.append(r)
         own[r] = reason
         order.append((r, parent, reason))
@@ -341,7 +246,7 @@ def _replaced_objects(registry, made, was, rel: str, upath: str, lpath: str) -> 
             return f"{g}: a cache git log trusts over the commits, put into the repository"
         if hit[0] == "git-object" and g in was:
             tail = g[len(rel):]
-            why = _judge(registry, g, upath + tail, os.lstat(upath + tail), lpath + tail,
+            why = judge_entry(registry, g, upath + tail, os.lstat(upath + tail), lpath + tail,
                          _lstat(lpath + tail))[0]
             if why:
                 return f"{g}: {why}"
@@ -370,7 +275,7 @@ def _walk_dir(upper_dir: str, ws_dir: str, rel_dir: str, ctx: _Ctx, p: Plan) -> 
             p.deleted.extend(gone)
             reason = None
             for g in gone:
-                reason = reason or _judge(registry, g, None, None, "", None)[0]
+                reason = reason or judge_entry(registry, g, None, None, "", None)[0]
             p.actions.append(Action("delete", rel, reason, None))
             continue
         is_dir = stat.S_ISDIR(ust.st_mode)
@@ -379,7 +284,7 @@ def _walk_dir(upper_dir: str, ws_dir: str, rel_dir: str, ctx: _Ctx, p: Plan) -> 
             continue
         if is_dir:
             reason = (ctx.verdicts[rel] if rel in ctx.verdicts else _subtree(upath, rel, ctx)) \
-                or _judge(registry, rel, upath, ust, "", None)[0]
+                or judge_entry(registry, rel, upath, ust, "", None)[0]
             if lst is None:
                 if reason is None:
                     made = ctx.paths.pop(rel, None)
@@ -396,7 +301,7 @@ def _walk_dir(upper_dir: str, ws_dir: str, rel_dir: str, ctx: _Ctx, p: Plan) -> 
             made = _tree(upath, rel)
             gone = _lower_tree(lpath, rel)
             for g in gone:
-                reason = reason or _judge(registry, g, None, None, "", None)[0]
+                reason = reason or judge_entry(registry, g, None, None, "", None)[0]
             if reason is None and registry.lookup(rel) is not None and not stat.S_ISDIR(lst.st_mode):
                 reason = "replaces a file the host obeys with a directory"
             keep, was = set(made), set(gone)
@@ -408,7 +313,7 @@ def _walk_dir(upper_dir: str, ws_dir: str, rel_dir: str, ctx: _Ctx, p: Plan) -> 
             continue
         if lst is not None and _same(upath, ust, lpath, lst):
             continue                                          # copy-up, no change
-        reason, kind = _judge(registry, rel, upath, ust, lpath, lst)
+        reason, kind = judge_entry(registry, rel, upath, ust, lpath, lst)
         if kind == "git-cache" and reason is None:
             # git rebuilds it; the sandbox's copy could rewrite history for git log
             if lst is not None:
@@ -421,7 +326,7 @@ def _walk_dir(upper_dir: str, ws_dir: str, rel_dir: str, ctx: _Ctx, p: Plan) -> 
         elif stat.S_ISDIR(lst.st_mode):
             gone = _lower_tree(lpath, rel)
             for g in gone:
-                reason = reason or _judge(registry, g, None, None, "", None)[0]
+                reason = reason or judge_entry(registry, g, None, None, "", None)[0]
             p.deleted.extend(g for g in gone if g != rel)
             p.modified.append(rel)
             p.actions.append(Action("replace", rel, reason, kind))

@@ -44,7 +44,7 @@ def prewarm() -> None:
     does not pay it after the command ended; settling itself never depends on it."""
     import hashlib  # noqa: F401 - the index and object judges hash
 
-    from ringfence.staging import apply, judges, links, place, shadow  # noqa: F401
+    from ringfence.staging import apply, entry, judges, links, place, shadow  # noqa: F401
     from ringfence.staging.git import (config, discovery, file_judges, hookdirs,  # noqa: F401
                                        index, keys, repo_judges)
 
