@@ -59,7 +59,13 @@ class ExecResult:
 
 
 def warn(note: Note, stream: IO[str] | None = None) -> None:
-    print(f"ringfence: {note.code}: {note.message}", file=stream or sys.stderr, flush=True)
+    """Show a note on stderr. Nobody reading it any more (a closed pipe, a full
+    disk) changes nothing: every note is in the run's record too, and a run must
+    never be recorded as something else because its warning could not be shown."""
+    try:
+        print(f"ringfence: {note.code}: {note.message}", file=stream or sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
 
 
 class _Tail:

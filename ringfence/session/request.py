@@ -117,8 +117,11 @@ class Streams:
     err: BinaryIO = field(default_factory=lambda: sys.stderr.buffer)
 
     def say(self, text: str) -> None:
-        self.err.write((text.rstrip("\n") + "\n").encode("utf-8", "replace"))
-        self.err.flush()
+        try:
+            self.err.write((text.rstrip("\n") + "\n").encode("utf-8", "replace"))
+            self.err.flush()
+        except (OSError, ValueError):      # nobody reads it: what it says is recorded
+            pass
 
 
 def safe(text: str) -> str:

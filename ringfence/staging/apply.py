@@ -127,6 +127,54 @@ class Overrun(Exception):
     """Planning went past its time bound (settle records it as RF644)."""
 
 
+class Meter:
+    """A stage's APPARENT size against a profile's limits (sparse files cost no blocks
+    while running, but are data once applied): over ``stage_mb``, or holding a
+    changed file exactly ``file_size_mb`` long (RLIMIT_FSIZE cut a write there,
+    EFBIG), is a limit hit (``limit``: "stage" | "file_size")."""
+
+    def __init__(self, limits=None) -> None:
+        mb = (getattr(limits, "stage_mb", None), getattr(limits, "file_size_mb", None))
+        self.cap, self.fsize = (None if v is None else v * 1024 * 1024 for v in mb)
+        self.total = 0
+        self.limit: str | None = None
+
+    def count(self, st, exact: bool = True) -> None:
+        """Add one upper entry (each is counted once); ``exact``: it is a change, so
+        a size of exactly ``file_size_mb`` is a cut (an identical copy-up is not)."""
+        if self.limit is not None or stat.S_ISDIR(st.st_mode):
+            return
+        self.total += st.st_size
+        if self.cap is not None and self.total > self.cap:
+            self.limit = "stage"
+        elif exact:
+            self.cut(st)
+
+    def cut(self, st) -> None:
+        if self.limit is None and self.fsize is not None and st.st_size == self.fsize \
+                and not stat.S_ISDIR(st.st_mode):
+            self.limit = "file_size"
+
+
+def stage_limit(upper: str, limits) -> str | None:
+    """The limit the stage breaks, by a walk that skips what it cannot read: for a
+    settle whose plan failed (the plan counts on its own walk otherwise), so a run
+    over its limits is recorded as one whatever else went wrong."""
+    meter = Meter(limits)
+    stack = [upper]
+    while stack and meter.limit is None:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for e in it:
+                    st = e.stat(follow_symlinks=False)
+                    if stat.S_ISDIR(st.st_mode):
+                        stack.append(e.path)
+                    meter.count(st)
+        except OSError:
+            continue
+    return meter.limit
+
+
 class _Ctx:
     def __init__(self, registry, deadline: float | None, limits=None) -> None:
         self.registry = registry
@@ -135,24 +183,7 @@ class _Ctx:
         self.verdicts: dict[str, str | None] = {}     # new dir -> first hold reason below
         self.paths: dict[str, list[str]] = {}         # new top dir -> what it creates
         self.marked: dict[str, list[str]] = {}        # ... and what in it carries privilege
-        mb = (getattr(limits, "stage_mb", None), getattr(limits, "file_size_mb", None))
-        self.cap, self.fsize = (None if v is None else v * 1024 * 1024 for v in mb)
-        self.total = 0
-        self.limit: str | None = None
-
-    def count(self, st) -> None:
-        """Add one upper entry's APPARENT size (each is counted once): a stage over
-        ``stage_mb`` (sparse files cost no blocks while running, but are data once
-        applied), or a file exactly ``file_size_mb`` long (RLIMIT_FSIZE cut a write
-        there, EFBIG), is a limit hit. Counted on the plan's own walk of the stage."""
-        if self.limit is not None or stat.S_ISDIR(st.st_mode):
-            return
-        size = st.st_size
-        self.total += size
-        if self.cap is not None and self.total > self.cap:
-            self.limit = "stage"
-        elif self.fsize is not None and size == self.fsize:
-            self.limit = "file_size"
+        self.meter = Meter(limits)    # counted on this walk: no second walk of the stage
 
     def tick(self) -> None:
         self.ticks += 1
@@ -179,7 +210,7 @@ def plan(upper: str, workspace: str, registry, deadline: float | None = None,
     from ringfence.staging.git.repo_judges import tie_refs
 
     tie_refs(p)
-    p.limit = ctx.limit
+    p.limit = ctx.meter.limit
     return p
 
 
@@ -204,7 +235,7 @@ def _subtree(upath: str, rel: str, ctx: _Ctx) -> str | None:
             ctx.tick()
             er = f"{r}/{e.name}"
             st = e.stat(follow_symlinks=False)
-            ctx.count(st)
+            ctx.meter.count(st)
             if carries_privilege(e.path, st):
                 marked.append(e.path)
             covered = cut is not None and cut.covers(registry, e.name, st)
@@ -266,7 +297,7 @@ def _walk_dir(upper_dir: str, ws_dir: str, rel_dir: str, ctx: _Ctx, p: Plan) -> 
         upath, lpath = e.path, os.path.join(ws_dir, e.name)
         ust = e.stat(follow_symlinks=False)
         if not counted:
-            ctx.count(ust)
+            ctx.meter.count(ust, exact=False)       # the cut check once it is a change
         lst = _lstat(lpath)
         if whiteout(ust):
             if lst is None:
@@ -313,6 +344,8 @@ def _walk_dir(upper_dir: str, ws_dir: str, rel_dir: str, ctx: _Ctx, p: Plan) -> 
             continue
         if lst is not None and _same(upath, ust, lpath, lst):
             continue                                          # copy-up, no change
+        if not counted:
+            ctx.meter.cut(ust)
         reason, kind = judge_entry(registry, rel, upath, ust, lpath, lst)
         if kind == "git-cache" and reason is None:
             # git rebuilds it; the sandbox's copy could rewrite history for git log

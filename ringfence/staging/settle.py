@@ -215,7 +215,21 @@ def settle(stage: stg.Stage, profile=None, env: Mapping[str, str] | None = None,
             pass
         changes = _record(stage)
         changes.update(capped=True, settle_error=msg)
-        return Settled(changes, (), (Note("RF644", msg[len("RF644: "):]),), stage.path)
+        return Settled(changes, (), (Note("RF644", msg[len("RF644: "):]),), stage.path,
+                       _limit_anyway(stage, limits))
+
+
+def _limit_anyway(stage: stg.Stage, limits) -> str | None:
+    """The limit a stage whose plan failed breaks (nothing of it was applied): a
+    run over its limits is recorded as one whatever else went wrong."""
+    if limits is None:
+        return None
+    try:
+        from ringfence.staging.apply import stage_limit
+
+        return stage_limit(stage.upper, limits)
+    except Exception:       # noqa: BLE001 - the error being recorded is the other one
+        return None
 
 
 def _settle(stage: stg.Stage, profile, env, secret_hits=(), hold_all=None,
@@ -242,7 +256,7 @@ def _settle(stage: stg.Stage, profile, env, secret_hits=(), hold_all=None,
                     f"was applied; they are kept in {stage.path}")
         return Settled({"created": [], "modified": [], "deleted": [], "capped": True,
                         "unreadable_dirs": 1, "staged": True, "stage": stage.id},
-                       (), (note,), stage.path)
+                       (), (note,), stage.path, _limit_anyway(stage, limits))
     if p.limit:
         hold_all = f"its {p.limit} limit was hit"       # as runner._killed says it,
         #                                                 before a timeout or a signal

@@ -164,6 +164,49 @@ def test_a_file_cut_at_file_size_mb_is_a_limit_and_not_applied(box):
     assert r.returncode == 137
 
 
+# --- 6. the limit is found even where settling fails, and only in real changes ---------------
+
+DEEP = ("D=$(printf 'd%.0s' $(seq 200)); mkdir z && cd z && "
+        "for i in $(seq 24); do mkdir $D && cd $D; done; echo x > leaf")
+
+
+@pytest.mark.parametrize("how", ["unreadable", "overrun"])
+def test_a_stage_over_its_cap_is_a_limit_even_when_its_settle_fails(box, how):
+    """The stage is counted on settle's own walk; a walk that fails (a path longer than
+    PATH_MAX: RF643; the settle's time bound: RF644) must not lose the limit: the run
+    is still `limit` (137), and nothing is applied (review of issue 19 item 10)."""
+    prof = limited(box, stage_mb=2, timeout=60)
+    if how == "unreadable":
+        r = run(box, prof, f"truncate -s 10M big; {DEEP}; echo done")
+        assert "RF643" in r.stderr, r.stderr
+    else:
+        r = subprocess.run([*CLI, "run", "-p", str(prof), "-w", str(box.ws), "-c",
+                            "truncate -s 10M big; echo done"], cwd=box.ws,
+                           env=box.env(RINGFENCE_SETTLE_SECONDS="0"), capture_output=True,
+                           text=True, timeout=120)
+        assert "RF644" in r.stderr, r.stderr
+    assert "done" in r.stdout, r.stderr
+    assert r.returncode == 137, r.stderr
+    assert not (box.ws / "big").exists() and not (box.ws / "z").exists()
+    row = last_run(box)
+    assert (row["state"], row["outcome"]) == ("limit", "stage"), row
+
+
+def test_an_unchanged_file_at_the_file_size_is_no_cut(box):
+    """A workspace file exactly `file_size_mb` long that the command only copied up
+    (chmod to the mode it had) was not cut: the run's real edits are applied."""
+    prof = limited(box, file_size_mb=1, timeout=60)
+    (box.ws / "data.bin").write_bytes(os.urandom(1 << 20))
+    os.chmod(box.ws / "data.bin", 0o644)
+    (box.ws / "src.c").write_text("a\n")
+    r = run(box, prof, "chmod 644 data.bin; echo b > src.c")
+    assert r.returncode == 0, r.stderr
+    assert "RF628" not in r.stderr, r.stderr
+    assert (box.ws / "src.c").read_text() == "b\n"
+    row = last_run(box)
+    assert row["state"] == "completed", row
+
+
 # --- 7. a SIGKILL during the apply leaves no placeholder, and RF642 tells the truth ---------
 
 KILLED_APPLY = r"""

@@ -56,7 +56,7 @@ def test_a_run_through_the_entry_point_keeps_its_output_code_and_record(tmp_path
     with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="rf-exit-") as work:
         r = subprocess.run([sys.executable, "-m", "ringfence", "run", "-p", "build", "-w", work,
                             "--", "sh", "-c", "seq 1 20000; echo made > f; echo err >&2; exit 7"],
-                           capture_output=True, text=True, env=env, timeout=120)
+                           capture_output=True, text=True, env=env, cwd=work, timeout=120)
         assert r.returncode == 7, r.stderr
         assert r.stdout.splitlines() == [str(i) for i in range(1, 20001)]
         assert "err" in r.stderr
@@ -64,3 +64,37 @@ def test_a_run_through_the_entry_point_keeps_its_output_code_and_record(tmp_path
     db = sqlite3.connect(state / "ledger.db")
     states = [s for (s,) in db.execute("SELECT state FROM run_events ORDER BY rowid")]
     assert states[-1] == "failed", states
+
+
+@pytest.mark.sandbox
+@pytest.mark.skipif(not have_bwrap(), reason=NO_BWRAP)
+def test_a_run_whose_reader_went_away_is_still_recorded_as_what_it_was(tmp_path):
+    """`ringfence run ... 2>&1 | true`: the warnings after settling (RF641, a held
+    file) meet a closed pipe. The run applied its harmless writes and holds the rest:
+    it must be recorded so (completed, a pending approval), never `aborted` because
+    a warning could not be shown."""
+    import json
+    import sqlite3
+    import tempfile
+
+    state = tmp_path / "state"
+    env = dict(os.environ, RINGFENCE_HOME=str(state), XDG_STATE_HOME=str(state),
+               HOME=str(tmp_path))
+    env.pop("RINGFENCE_DEBUG", None)
+    with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="rf-exit-") as work:
+        r, w = os.pipe()
+        os.close(r)                                   # the reader is gone before it starts
+        try:
+            p = subprocess.run([sys.executable, "-m", "ringfence", "run", "-p", "build", "-w",
+                                work, "--", "sh", "-c",
+                                "echo note > CLAUDE.md; echo data > plain.txt"],
+                               stdout=w, stderr=w, env=env, cwd=work, timeout=120)
+        finally:
+            os.close(w)
+        assert open(os.path.join(work, "plain.txt")).read() == "data\n"
+        assert not os.path.exists(os.path.join(work, "CLAUDE.md"))       # held
+    db = sqlite3.connect(state / "ledger.db")
+    rows = db.execute("SELECT state, changes FROM run_events ORDER BY rowid").fetchall()
+    final = rows[-1]
+    assert final[0] == "completed", (p.returncode, rows)
+    assert "CLAUDE.md" in json.dumps(json.loads(final[1])["held"])

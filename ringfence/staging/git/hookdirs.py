@@ -248,6 +248,8 @@ def _repository_at(view, d: str) -> tuple[str, str | None] | None:
     """``(git dir, work tree or None)`` of a repository git's discovery takes at the
     workspace directory ``d``: ``d/.git`` a directory or a gitfile, or ``d`` a bare
     layout (``discovery.View.is_git_dir``). Never through a link."""
+    if not view.is_dir(d):          # (most of what a run writes is new: nothing there)
+        return None
     hit = view.entry(f"{d}/.git")
     tree = os.path.join(view.workspace, d)
     if hit is not None:

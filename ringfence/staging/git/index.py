@@ -113,13 +113,41 @@ def smudge(data: bytes, names: set[str]) -> bytes:
     return data
 
 
+# The last index parsed: settling one run reads the same index up to three times
+# (its flags, its stale entries, its caches). Kept only for an index of at most
+# _KEEP bytes; one tuple, replaced whole (a warm Session settles in several threads).
+_KEEP = 8 << 20
+_LAST: tuple = ()
+
+
 def _entries(data: bytes, oid: int, want_end: bool = False, details: list | None = None):
+    last = _LAST
+    if last and last[1] == oid and last[0] == data:
+        got = last[2]
+    else:
+        got = _parse(data, oid)
+        if len(data) <= _KEEP:
+            globals()["_LAST"] = (data, oid, got)
+    if got is None:
+        return None
+    out, exts, end, starts = got
+    if details is not None:
+        details.extend(zip((name for name, _, _ in out), starts))
+    if want_end:
+        return end
+    return (list(out), list(exts)) if exts is not None else None
+
+
+def _parse(data: bytes, oid: int):
+    """(entries, extension signatures or None when they do not end at the
+    checksum, where the entries end, each entry's offset), or None."""
     version = int.from_bytes(data[4:8], "big")
     count = int.from_bytes(data[8:12], "big")
     if version not in (2, 3, 4):
         return None
     fixed = 40 + oid + 2
     out: list[tuple[str, bool, bool]] = []
+    starts: list[int] = []
     pos, prev = 12, b""
     try:
         for _ in range(count):
@@ -153,20 +181,19 @@ def _entries(data: bytes, oid: int, want_end: bool = False, details: list | None
                 return None
             out.append((name.decode("utf-8", "surrogateescape"),
                         bool(flags & ASSUME_VALID), bool(ext & SKIP_WORKTREE)))
-            if details is not None:
-                details.append((out[-1][0], start))
+            starts.append(start)
             prev = name
-        if want_end:
-            return pos
-        exts: list[bytes] = []
+        end_of_entries = pos
+        exts: list[bytes] | None = []
         while pos + 8 <= len(data) - oid:
             sig = data[pos:pos + 4]
             size = int.from_bytes(data[pos + 4:pos + 8], "big")
             exts.append(sig)
             pos += 8 + size
         if pos != len(data) - oid:
-            return None
-        return out, exts
+            exts = None
+        return (tuple(out), tuple(exts) if exts is not None else None, end_of_entries,
+                tuple(starts))
     except (IndexError, ValueError):
         return None
 
