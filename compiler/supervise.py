@@ -224,10 +224,11 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
                     try:
                         sink.write(chunk)
                         sink.flush()
-                    except (BrokenPipeError, ValueError):
-                        # Our reader went away (`ringfence run -- yes | head -1`): close
-                        # the command's pipe too, so it gets SIGPIPE as it would
-                        # without us, instead of running forever into a drain.
+                    except (OSError, ValueError):
+                        # Our reader went away (`ringfence run -- yes | head -1`), or the
+                        # output cannot be written (`> /dev/full`): close the command's
+                        # pipe too, so it gets SIGPIPE as it would without us, instead
+                        # of running forever into a drain. The tail is still recorded.
                         tails[fd] = (tail, None)
                         sel.unregister(key.fileobj)
                         key.fileobj.close()
@@ -244,7 +245,7 @@ def supervise(cmd: list[str], env: dict, status_r: int | None, spec: SandboxSpec
                 try:
                     sink.write(rest)
                     sink.flush()
-                except (BrokenPipeError, ValueError):
+                except (OSError, ValueError):
                     pass
         if setup_err is not None:
             # The child could not set up the overlay (ringfence/staging/mount.py): it wrote
@@ -335,8 +336,11 @@ def _say_not_run(exit_code: int, status: bytes, stderr_tail: bytes) -> None:
         return
     program = lines[-1][len("bwrap: execvp "):].rsplit(":", 1)[0]
     what = "command not found" if exit_code == 127 else "cannot be executed"
-    sys.stderr.write(f"ringfence: {program}: {what} in the sandbox (exit {exit_code})\n")
-    sys.stderr.flush()
+    try:
+        sys.stderr.write(f"ringfence: {program}: {what} in the sandbox (exit {exit_code})\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):       # nobody reads it (the exit code says it too)
+        pass
 
 
 def _exit_code(code: int, status: bytes, received: list[int], timed_out: bool,

@@ -98,3 +98,31 @@ def test_a_run_whose_reader_went_away_is_still_recorded_as_what_it_was(tmp_path)
     final = rows[-1]
     assert final[0] == "completed", (p.returncode, rows)
     assert "CLAUDE.md" in json.dumps(json.loads(final[1])["held"])
+
+
+@pytest.mark.sandbox
+@pytest.mark.skipif(not have_bwrap() or not os.path.exists("/dev/full"), reason=NO_BWRAP)
+def test_output_to_a_full_disk_is_the_commands_failure_not_ours(tmp_path):
+    """`ringfence run ... > /dev/full`: the command's output cannot be written. The
+    command sees its pipe close (as `seq > /dev/full` sees ENOSPC bare) and fails;
+    the run ran, applied its writes and is recorded as failed, never as an internal
+    error that says nothing was run."""
+    import sqlite3
+    import tempfile
+
+    state = tmp_path / "state"
+    env = dict(os.environ, RINGFENCE_HOME=str(state), XDG_STATE_HOME=str(state),
+               HOME=str(tmp_path))
+    env.pop("RINGFENCE_DEBUG", None)
+    with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="rf-exit-") as work, \
+            open("/dev/full", "wb") as full:
+        p = subprocess.run([sys.executable, "-m", "ringfence", "run", "-p", "build", "-w", work,
+                            "--", "sh", "-c", "echo x > f; seq 1 100000"],
+                           stdout=full, stderr=subprocess.PIPE, text=True, env=env, cwd=work,
+                           timeout=120)
+        assert open(os.path.join(work, "f")).read() == "x\n"
+    assert "internal error" not in p.stderr, p.stderr
+    assert p.returncode not in (0, 125), p.stderr
+    db = sqlite3.connect(state / "ledger.db")
+    final = db.execute("SELECT state, exit_code FROM run_events ORDER BY rowid DESC").fetchone()
+    assert final == ("failed", p.returncode), (final, p.stderr)
