@@ -169,9 +169,9 @@ def _hidden_code(verdict: Verdict, profile: Profile, grants: frozenset[str],
             if code is None or depth >= _MAX_DEPTH:
                 held.append(f)
                 continue
-            from ringfence.classifier import classify
+            from ringfence.session.recent import recent   # the runner asks again
 
-            inner = decide(classify(code), profile, grants=grants, context="sandbox",
+            inner = decide(recent(code), profile, grants=grants, context="sandbox",
                            _depth=depth + 1)   # no cwd: inner code is never exactly granted
             if inner.decision != "allow":
                 where = f"inside {f.code} ({code!r})"

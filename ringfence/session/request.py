@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import shlex
 import sys
-import threading
 from ringfence.rfcore.records import field, record
+from ringfence.session.recent import recent
 from typing import Any, BinaryIO, Callable
 
 
@@ -75,13 +75,14 @@ def default_deps() -> Deps:
     # governor already computed for the very same text (it re-classifies if the
     # text differs). The classifier is a pure function of the text, and a verdict
     # is frozen: a long-lived process (a Session, the MCP server) also reuses the
-    # verdicts of the last RECENT texts it classified (agents repeat commands).
+    # verdicts of the last texts it classified (session/recent.py; agents repeat
+    # commands).
     verdicts: dict[str, Any] = {}
 
     def classify_once(text: str):
         verdict = verdicts.get(text)
         if verdict is None:
-            verdict = verdicts[text] = _recent(text, classify)
+            verdict = verdicts[text] = recent(text, classify)
         return verdict
 
     def run_sandbox(argv=None, *, command=None, **kwargs):
@@ -92,17 +93,6 @@ def default_deps() -> Deps:
     return Deps(classify_once, decide, run_sandbox, load_profile)
 
 
-RECENT = 256
-_VERDICTS: dict[str, Any] = {}          # text -> verdict, oldest first
-_VERDICTS_LOCK = threading.Lock()
-
-
-def _recent(text: str, classify):
-    with _VERDICTS_LOCK:
-        verdict = _VERDICTS.pop(text, None)
-        if verdict is not None:
-            _VERDICTS[text] = verdict       # now the newest
-            return verdict
     verdict = classify(text)
     with _VERDICTS_LOCK:
         _VERDICTS[text] = verdict

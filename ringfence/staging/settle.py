@@ -42,8 +42,6 @@ def prewarm() -> None:
     about 30 ms for it on first use. Called in a background thread while the
     command is still running (``compiler/execute.py``), so a run that wrote files
     does not pay it after the command ended; settling itself never depends on it."""
-    import hashlib  # noqa: F401 - the index and object judges hash
-
     from ringfence.staging import apply, entry, judges, links, place, shadow  # noqa: F401
     from ringfence.staging.git import (config, discovery, file_judges, hookdirs,  # noqa: F401
                                        index, keys, repo_judges)

@@ -44,3 +44,21 @@ def test_a_cut_index_is_unreadable_even_after_the_whole_one(tmp_path):
     a = an_index(tmp_path, "a", ["aa", "bb"])
     assert index.parse_entries(a) is not None
     assert index.parse_entries(a[:-30]) is None
+
+
+def test_both_hashers_agree_and_a_sha256_index_is_read(tmp_path):
+    import hashlib
+
+    small, big = b"x" * 1000, b"y" * (index._SMALL + 1)
+    for name in ("sha1", "sha256"):
+        for data in (small, big):
+            assert index._digest(name, data) == hashlib.new(name, data).digest()
+    repo = tmp_path / "s"
+    repo.mkdir()
+    if subprocess.run(["git", "init", "-q", "--object-format=sha256"], cwd=repo).returncode:
+        pytest.skip("this git cannot make a sha256 repository")
+    (repo / "f").write_text("f")
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    data = (repo / ".git" / "index").read_bytes()
+    assert index._sha256_sum(data)
+    assert index.parse_entries(data)[0] == [("f", False, False)]

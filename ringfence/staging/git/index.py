@@ -59,17 +59,52 @@ EXTENDED = 0x4000           # flags (v3+): an extended-flags word follows
 SKIP_WORKTREE = 0x4000      # extended flags: git update-index --skip-worktree
 
 
+_SMALL = 256 << 10          # an index up to this size is hashed without OpenSSL
+
+
+def _digest(name: str, data: bytes) -> bytes:
+    """The sha1 or sha256 of ``data``: CPython's own implementation for a small
+    index (a settle need not load OpenSSL for it: about 2.5 ms; it hashes about
+    4 ms a MB), hashlib's beyond (0.6 ms a MB)."""
+    if len(data) <= _SMALL:
+        try:
+            if name == "sha1":
+                from _sha1 import sha1 as h
+            else:
+                try:
+                    from _sha2 import sha256 as h        # Python 3.12+
+                except ImportError:
+                    from _sha256 import sha256 as h      # Python 3.11
+            return h(data).digest()
+        except ImportError:
+            pass
+    import hashlib
+
+    return hashlib.new(name, data).digest()
+
+
+_SUMMED: tuple = ()          # (data, answer) of the last index asked about
+
+
+def _sha256_sum(data: bytes) -> bool:
+    """The index ends with a SHA-256 checksum of the rest (a SHA-256 repository).
+    Remembered for the last index (settle's readers ask up to four times)."""
+    last = _SUMMED
+    if last and last[0] == data:
+        return last[1]
+    got = len(data) > 32 and _digest("sha256", data[:-32]) == data[-32:]
+    if len(data) <= _KEEP:
+        globals()["_SUMMED"] = (data, got)
+    return got
+
+
 def parse_entries(data: bytes) -> tuple[list[tuple[str, bool, bool]], list[bytes]] | None:
     """([(path, assume-unchanged, skip-worktree)], [extension signatures]), or None
     when the index cannot be read. SHA-1 and SHA-256 repositories (20- or 32-byte
     object names) are told apart by the trailing checksum, else by which parse fits."""
     if len(data) < 12 or data[:4] != b"DIRC":
         return None
-    import hashlib
-
-    order = (20, 32)
-    if len(data) > 32 and hashlib.sha256(data[:-32]).digest() == data[-32:]:
-        order = (32, 20)
+    order = (32, 20) if _sha256_sum(data) else (20, 32)
     for oid in order:
         got = _entries(data, oid)
         if got is not None:
@@ -81,10 +116,7 @@ def stat_data(data: bytes) -> dict[str, tuple[bytes, bytes]] | None:
     """{path: (the entry's 40 bytes of stat data, its object id)}, or None."""
     if len(data) < 12 or data[:4] != b"DIRC":
         return None
-    import hashlib
-
-    order = (32, 20) if len(data) > 32 and hashlib.sha256(data[:-32]).digest() == data[-32:] \
-        else (20, 32)
+    order = (32, 20) if _sha256_sum(data) else (20, 32)
     for oid in order:
         details: list = []
         if _entries(data, oid, details=details) is not None:
@@ -95,9 +127,7 @@ def stat_data(data: bytes) -> dict[str, tuple[bytes, bytes]] | None:
 def smudge(data: bytes, names: set[str]) -> bytes:
     """``data`` with the size in the stat data of ``names`` set to 0 and the
     checksum recomputed (kept as zeros under index.skipHash)."""
-    import hashlib
-
-    for oid in ((32, 20) if hashlib.sha256(data[:-32]).digest() == data[-32:] else (20, 32)):
+    for oid in ((32, 20) if _sha256_sum(data) else (20, 32)):
         details: list = []
         if _entries(data, oid, details=details) is None:
             continue
@@ -108,7 +138,7 @@ def smudge(data: bytes, names: set[str]) -> bytes:
         body = bytes(out[:-oid])
         trailer = data[-oid:]
         if any(trailer):
-            trailer = (hashlib.sha256 if oid == 32 else hashlib.sha1)(body).digest()
+            trailer = _digest("sha256" if oid == 32 else "sha1", body)
         return body + trailer
     return data
 
@@ -211,9 +241,7 @@ def strip_caches(data: bytes) -> bytes | None:
     bytes when it has none, or None when it cannot be parsed."""
     if len(data) < 12 or data[:4] != b"DIRC":
         return None
-    import hashlib
-
-    for oid in ((32, 20) if hashlib.sha256(data[:-32]).digest() == data[-32:] else (20, 32)):
+    for oid in ((32, 20) if _sha256_sum(data) else (20, 32)):
         end = _entries_end(data, oid)
         if end is None:
             continue
@@ -230,7 +258,7 @@ def strip_caches(data: bytes) -> bytes | None:
         body = b"".join(out)
         trailer = data[-oid:]
         if any(trailer):                 # index.skipHash writes zeros: keep them
-            trailer = (hashlib.sha256 if oid == 32 else hashlib.sha1)(body).digest()
+            trailer = _digest("sha256" if oid == 32 else "sha1", body)
         return body + trailer
     return None
 
