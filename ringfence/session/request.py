@@ -93,14 +93,6 @@ def default_deps() -> Deps:
     return Deps(classify_once, decide, run_sandbox, load_profile)
 
 
-    verdict = classify(text)
-    with _VERDICTS_LOCK:
-        _VERDICTS[text] = verdict
-        while len(_VERDICTS) > RECENT:
-            del _VERDICTS[next(iter(_VERDICTS))]
-    return verdict
-
-
 @record(frozen=False)
 class Streams:
     out: BinaryIO = field(default_factory=lambda: sys.stdout.buffer)

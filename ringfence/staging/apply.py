@@ -11,7 +11,10 @@ compares each entry with the workspace (the overlay's lower layer):
   for writing (copy-up): not a change, dropped;
 * everything else is created or modified.
 
-Each change is judged by ``ringfence.staging.judges``; a held one stays in the stage.
+Each change is judged (``staging/entry.py``, ``ringfence.staging.judges``); a held
+one stays in the stage. The same walk counts the stage's apparent size against the
+profile's limits (:class:`Meter`) and lists what in a new directory carries
+privilege (``Plan.inspected``), so nothing walks the stage a second time.
 Git directories are found by git's own rule in the tree the host will see
 (``ringfence/staging/git/discovery.py``), not only by the name ``.git``; a
 repository the run created is judged whole (its loose objects once per directory:
@@ -57,7 +60,7 @@ class Plan:
     created: list = field(default_factory=list)
     modified: list = field(default_factory=list)
     deleted: list = field(default_factory=list)
-    limit: str | None = None  # "stage" | "file_size": the stage broke a limit (see _Ctx)
+    limit: str | None = None  # "stage" | "file_size": the stage broke a limit (Meter)
     # a new dir moved whole -> the paths below it that carry privilege (the rest was
     # looked at while planning: place.strip needs no second walk of it)
     inspected: dict = field(default_factory=dict)
