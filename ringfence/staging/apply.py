@@ -233,7 +233,7 @@ def _subtree(upath: str, rel: str, ctx: _Ctx) -> str | None:
             entries = list(it)
         # loose objects: one verdict for the directory (from R/objects's, when it
         # covered this R/objects/XX)
-        cut = derived(registry, above, r, [e.name for e in entries]) or shortcut(registry, r)
+        cut = derived(registry, above, r, entries) or shortcut(registry, r)
         for e in entries:
             ctx.tick()
             er = f"{r}/{e.name}"

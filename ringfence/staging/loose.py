@@ -94,9 +94,9 @@ def shortcut(registry, rel_dir: str) -> Shortcut | None:
     return Shortcut(files, registry.new_repo_reason(root), len(registry.extra))
 
 
-def derived(registry, parent: Shortcut | None, rel_dir: str, names) -> Shortcut | None:
-    """The shortcut of a directory ``R/objects/XX`` (``rel_dir``, its entries
-    ``names``) from ``parent``, the one of ``R/objects`` that covered the directory
+def derived(registry, parent: Shortcut | None, rel_dir: str, entries) -> Shortcut | None:
+    """The shortcut of a directory ``R/objects/XX`` (``rel_dir``, its ``entries``:
+    ``os.DirEntry``) from ``parent``, the one of ``R/objects`` that covered the directory
     ``XX`` in the same walk of a new subtree (``apply._subtree``), without the
     probe's registry lookup; None when that is not shown here (the caller then asks
     :func:`shortcut`). What the probe would establish, and why it holds:
@@ -113,7 +113,7 @@ def derived(registry, parent: Shortcut | None, rel_dir: str, names) -> Shortcut 
       directory the host sees, and git's rule needs an entry named ``HEAD``; a
       whiteout so named counts too) or before it (``pre.is_git_dir``).
     """
-    if parent is None or parent.files or "HEAD" in names:
+    if parent is None or parent.files or any(e.name == "HEAD" for e in entries):
         return None
     owners = registry.owners
     if owners is not None and rel_dir not in owners.visited:

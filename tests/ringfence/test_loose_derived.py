@@ -37,8 +37,8 @@ def layout(tmp_path, *, head_in_xx=False, pre_repo_at_xx=False, fsmonitor=False)
     return reg, git
 
 
-def names(git):
-    return os.listdir(git / "objects" / "ab")
+def entries_of(git):
+    return list(os.scandir(git / "objects" / "ab"))
 
 
 @pytest.mark.parametrize("fsmonitor", [False, True], ids=["harmless", "held"])
@@ -46,7 +46,7 @@ def test_it_agrees_with_the_full_shortcut(tmp_path, fsmonitor):
     reg, git = layout(tmp_path, fsmonitor=fsmonitor)
     parent = shortcut(reg, ".git/objects")
     assert parent is not None and not parent.files
-    got = derived(reg, parent, ".git/objects/ab", names(git))
+    got = derived(reg, parent, ".git/objects/ab", entries_of(git))
     full = shortcut(reg, ".git/objects/ab")
     assert got is not None and full is not None
     assert (got.files, got.verdict, got.rows) == (full.files, full.verdict, full.rows)
@@ -55,14 +55,14 @@ def test_it_agrees_with_the_full_shortcut(tmp_path, fsmonitor):
 
 def test_it_declines_where_the_directory_may_be_a_repository(tmp_path):
     reg, git = layout(tmp_path, head_in_xx=True)
-    assert derived(reg, shortcut(reg, ".git/objects"), ".git/objects/ab", names(git)) is None
+    assert derived(reg, shortcut(reg, ".git/objects"), ".git/objects/ab", entries_of(git)) is None
 
 
 def test_it_declines_where_the_workspace_had_a_repository_there(tmp_path):
     reg, git = layout(tmp_path, pre_repo_at_xx=True)
     parent = shortcut(reg, ".git/objects")
     assert parent is not None
-    assert derived(reg, parent, ".git/objects/ab", names(git)) is None
+    assert derived(reg, parent, ".git/objects/ab", entries_of(git)) is None
     assert shortcut(reg, ".git/objects/ab") is None          # the full probe agrees
 
 
@@ -70,12 +70,12 @@ def test_it_declines_when_a_row_was_added_since_the_parent(tmp_path):
     reg, git = layout(tmp_path)
     parent = shortcut(reg, ".git/objects")
     reg.extra[".git/objects/ab"] = ("hook", "a hooksPath target")
-    assert derived(reg, parent, ".git/objects/ab", names(git)) is None
+    assert derived(reg, parent, ".git/objects/ab", entries_of(git)) is None
     assert shortcut(reg, ".git/objects/ab") is None          # the full probe agrees
 
 
 def test_it_needs_an_objects_level_parent(tmp_path):
     reg, git = layout(tmp_path)
     full = shortcut(reg, ".git/objects/ab")
-    assert derived(reg, None, ".git/objects/ab", names(git)) is None
-    assert derived(reg, full, ".git/objects/ab", names(git)) is None   # a files-level one
+    assert derived(reg, None, ".git/objects/ab", entries_of(git)) is None
+    assert derived(reg, full, ".git/objects/ab", entries_of(git)) is None   # a files-level one
