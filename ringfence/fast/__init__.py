@@ -17,7 +17,7 @@ from ringfence.rfcore.errors import RingfenceError
 def exit_now(code: int):
     """End the process as Python would, less the interpreter's teardown: threads
     that are not daemons are waited for, exit handlers run, output is flushed, and
-    nothing is freed object by object (about 30 ms for a ``run``, which loaded the
+    nothing is freed object by object (about 20 ms for a ``run``, which loaded the
     classifier, the compiler and the settle planner)."""
     import atexit
 

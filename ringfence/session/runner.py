@@ -277,7 +277,7 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
 def _file_size_killed(res):
     """SIGXFSZ killed the command: a write reached ``file_size_mb`` (a limit hit).
     A stage over ``stage_mb`` apparent bytes, or holding a file cut exactly at the
-    limit, is found by settle on its own walk of the stage (``apply._Ctx.count``)."""
+    limit, is found by settle on its own walk of the stage (``apply.Meter``)."""
     if not res.limit and res.sandboxed and res.exit_code == 128 + 25:
         from ringfence.rfcore.records import replace
 

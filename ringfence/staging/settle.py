@@ -255,9 +255,8 @@ def _settle(stage: stg.Stage, profile, env, secret_hits=(), hold_all=None,
         return Settled({"created": [], "modified": [], "deleted": [], "capped": True,
                         "unreadable_dirs": 1, "staged": True, "stage": stage.id},
                        (), (note,), stage.path, _limit_anyway(stage, limits))
-    if p.limit:
-        hold_all = f"its {p.limit} limit was hit"       # as runner._killed says it,
-        #                                                 before a timeout or a signal
+    if p.limit:     # a limit wins over a timeout or a signal, as in runner._killed
+        hold_all = f"its {p.limit} limit was hit"
     if hold_all:
         from ringfence.rfcore.records import replace
 
