@@ -76,6 +76,8 @@ def judge_entry(registry, rel: str, upath: str | None, ust, lpath: str,
         return (link or fresh or (judge(kind, rel, b"", None, is_link=True,
                                        workspace=registry.workspace)
                                  if stat.S_ISLNK(ust.st_mode) else None)), kind
+    if kind == "git-reflog":
+        return (_rewrites_reflog(upath, ust, lpath, lst) or link or fresh), kind
     if kind == "hook":           # judged by its name (only *.sample is harmless): not read
         return judge(kind, rel, b"", None, is_link=stat.S_ISLNK(ust.st_mode),
                      workspace=registry.workspace) or link or fresh, kind
@@ -91,6 +93,26 @@ def judge_entry(registry, rel: str, upath: str | None, ust, lpath: str,
     if kind == "git-index" and why is None and new and stat.S_ISREG(ust.st_mode):
         why = _strip_index_caches(upath, ust, new, (rel, old, registry.post))
     return why or link or fresh, kind
+
+
+def _rewrites_reflog(upath: str, ust, lpath: str, lst) -> str | None:
+    """Why a reflog write is held: git only appends to one, so a write that does not
+    keep the old bytes as its start erases history it recorded (``commit --amend``
+    with the reflog rewritten shows the host the old message on a new commit)."""
+    if stat.S_ISLNK(ust.st_mode) or not stat.S_ISREG(ust.st_mode):
+        return "a reflog that is not a plain file"
+    if lst is None or not stat.S_ISREG(lst.st_mode) or lst.st_size == 0:
+        return None
+    if ust.st_size < lst.st_size:
+        return "rewrites the reflog (git only appends to it): entries it held are gone"
+    with open(lpath, "rb") as old, open(upath, "rb") as new:
+        left = lst.st_size
+        while left:
+            a = old.read(min(left, 1 << 16))
+            if not a or a != new.read(len(a)):
+                return "rewrites the reflog (git only appends to it): entries it held changed"
+            left -= len(a)
+    return None
 
 
 def _strip_index_caches(path: str, st, data: bytes, ctx=None) -> str | None:

@@ -39,7 +39,7 @@ from ringfence.staging.registry import (AT_TOP, BY_NAME, HOLD_DELETE, IN_GIT_DIR
 KINDS = frozenset({"held", "git-config", "git-redirect", "hook", "attributes", "gitmodules",
                    "git-data", "git-head", "git-index", "git-exclude", "git-alternates",
                    "git-object", "git-cache", "ancestor", "git-packed-refs",
-                   "git-shallow", "gitignore", "dotenv"})
+                   "git-shallow", "gitignore", "dotenv", "git-reflog"})
 
 
 class Registry:
@@ -91,6 +91,18 @@ class Registry:
         memo[2][rel] = best
         return best
 
+    def git_roots(self, rel: str) -> list[str]:
+        """Every git directory holding ``rel``, innermost first: a repository laid
+        out inside another one's directory (``.git/hooks`` given ``HEAD``,
+        ``objects/`` and ``refs/``) is a repository to git run there, and the outer
+        one's rules still hold for the host's git everywhere else."""
+        out: list[str] = []
+        root = self.git_root(rel)
+        while root is not None:
+            out.append(root)
+            root = self.git_root(root) if root else None
+        return out
+
     def lookup(self, rel: str) -> tuple[str, str] | None:
         """(kind, why) for a relative path, or None when the host does not obey it."""
         owners = self.owners
@@ -111,9 +123,7 @@ class Registry:
                     return (kind, why)
         if parts[-1] == ".git":
             return ("git-redirect", "a .git file (gitfile) tells git where the repository is")
-        root = self.git_root(rel)
-        git = _in_git_dir(rel[len(root) + 1:].split("/") if root else parts) \
-            if root is not None else None
+        git = _git_kind(rel, self.git_roots(rel))
         if git is not None and git[0] != "git-data":
             return git
         # a repository that is also a work tree (core.worktree) holds ordinary
@@ -224,7 +234,12 @@ def _by_name(rel: str, parts: list[str]) -> tuple[str, str] | None:
         if hit is not None:
             return hit
     for pattern, row in suffixes:
-        if rel == pattern or rel.endswith("/" + pattern):
+        # the path itself, at any depth, or anything below it (a directory row)
+        if any(c in pattern for c in "*?["):
+            if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(rel, "*/" + pattern):
+                return row
+        elif (rel == pattern or rel.endswith("/" + pattern) or rel.startswith(pattern + "/")
+              or f"/{pattern}/" in rel):
             return row
     if globre is not None:
         for part in parts:
@@ -278,6 +293,49 @@ def _object_cache(inner: list[str], last: str) -> tuple[str, str] | None:
     return None
 
 
+def _to_new_remote(key: str, value: str | None, old_pairs, pairs) -> bool:
+    """``branch.B.remote`` / ``branch.B.pushRemote`` naming a remote this run
+    defined (or a URL in a remote's place): the host's next plain ``git push`` or
+    ``git pull`` of B goes where the run chose, not where it went before."""
+    from ringfence.staging.git.keys import split_key
+
+    section, sub, var = split_key(key.strip())
+    if section != "branch" or sub is None or var not in ("remote", "pushremote"):
+        return False
+    v = (value or "").strip()
+    if v == ".":
+        return False            # this repository itself: a local upstream branch
+    if "/" in v or ":" in v:
+        return True                 # a URL or a path, not a remote's name
+
+    def remotes(of) -> set[str]:
+        out = set()
+        for k, _ in of:
+            s2, name, v2 = split_key(k.strip())
+            if s2 == "remote" and name is not None and v2 == "url":
+                out.add(name)
+        return out
+
+    return v in remotes(pairs) - remotes(old_pairs)
+
+
+def _git_kind(rel: str, roots: list[str]) -> tuple[str, str] | None:
+    """The row of ``rel`` inside the git directories ``roots`` (innermost first): the
+    one rule any of them has for it beyond repository data; rules that disagree are
+    held, since each repository's git reads the file its own way."""
+    found = data = None
+    for root in roots:
+        row = _in_git_dir(rel[len(root) + 1:].split("/") if root else rel.split("/"))
+        if row[0] == "git-data":
+            data = data or row
+        elif found is None:
+            found = row
+        elif row[0] != found[0]:
+            return ("held", f"nested git directories read it two ways ({found[0]}, "
+                            f"{row[0]})")
+    return found or data
+
+
 def _in_git_dir(inner: list[str]) -> tuple[str, str]:
     # By name at ANY depth below a git dir, not only at git's usual places: a
     # commondir or gitdir can make git read .git/x/config or .git/x/hooks as its own.
@@ -302,6 +360,9 @@ def _in_git_dir(inner: list[str]) -> tuple[str, str]:
         return ("held", "git rebase/cherry-pick --continue run the exec lines of its todo")
     if inner[0] in ("remotes", "branches") and len(inner) > 1:
         return ("held", "legacy remote definitions: git push and fetch obey their URL lines")
+    if inner[0] == "logs" and len(inner) > 1:
+        return ("git-reflog", "git reflog shows what moved HEAD and the branches; git "
+                              "only appends to it")
     if inner[0] == "rr-cache":
         return ("held", "rerere replays these resolutions into the host's next merge")
     if inner == ["packed-refs"]:
@@ -349,6 +410,8 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
         return "a symbolic link inside a git directory" if is_link else None
     if kind == "hook":
         return None if rel.endswith(".sample") else "a git hook runs on the host's next git command"
+    if kind == "git-reflog":        # a write is judged by entry.judge_entry (a prefix)
+        return "deletes the HEAD reflog" if new is None and rel.endswith("logs/HEAD") else None
     from ringfence.staging.git import repo_judges as gj
 
     if kind == "git-index":
@@ -389,7 +452,8 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
         return "adds git config keys that can run programs: " + ", ".join(sorted(set(bad)))
     urls = {k.lower(): v for k, v in old_pairs if k.lower().endswith(".url")}
     moved = [k for k, v in added(old_pairs, pairs) if key_redirects_push(k, v)
-             or (k.lower().startswith("remote.") and k.lower() in urls and urls[k.lower()] != v)]
+             or (k.lower().startswith("remote.") and k.lower() in urls and urls[k.lower()] != v)
+             or (old_pairs and _to_new_remote(k, v, old_pairs, pairs))]
     if moved:
         return ("adds git config keys that change where or how the host's next push or "
                 "pull goes: " + ", ".join(sorted(set(moved))))

@@ -162,6 +162,41 @@ OTHER_TOOLS: tuple[tuple[str, str, str, str], ...] = (
      "https://docs.cline.bot/features/cline-rules"),
     (".cline", "held", "Cline obeys the project's .cline/ rules, workflows and hooks",
      "https://docs.cline.bot/getting-started/config"),
+    # Toolchain files: the host's rustc/cargo (through rustup's proxies; a shell prompt
+    # runs `rustc --version`, rust-analyzer runs `cargo metadata` on opening the project)
+    # run the toolchain and the wrappers these name.
+    ("rust-toolchain.toml", "held", "rustup runs the toolchain it names (a path too)",
+     "https://rust-lang.github.io/rustup/overrides.html#the-toolchain-file"),
+    ("rust-toolchain", "held", "rustup runs the toolchain it names (a path too)",
+     "https://rust-lang.github.io/rustup/overrides.html#the-toolchain-file"),
+    (".cargo/config.toml", "held", "cargo runs its rustc-wrapper, runner and linker",
+     "https://doc.rust-lang.org/cargo/reference/config.html"),
+    (".cargo/config", "held", "cargo runs its rustc-wrapper, runner and linker",
+     "https://doc.rust-lang.org/cargo/reference/config.html"),
+    # More agents that start MCP servers or run plugins from the project.
+    ("opencode.json", "held", "opencode starts its MCP servers and runs its commands",
+     "https://opencode.ai/docs/config/"),
+    ("opencode.jsonc", "held", "opencode starts its MCP servers and runs its commands",
+     "https://opencode.ai/docs/config/"),
+    (".opencode", "held", "opencode loads .opencode/plugin/ code and agents",
+     "https://opencode.ai/docs/plugins/"),
+    (".qwen", "held", "Qwen Code starts the MCP servers of .qwen/settings.json",
+     "https://qwenlm.github.io/qwen-code-docs/en/cli/configuration/"),
+    ("crush.json", "held", "Crush starts its MCP servers and LSPs",
+     "https://github.com/charmbracelet/crush#configuration"),
+    (".crush.json", "held", "Crush starts its MCP servers and LSPs",
+     "https://github.com/charmbracelet/crush#configuration"),
+    (".continue", "held", "Continue starts the MCP servers of .continue/mcpServers/",
+     "https://docs.continue.dev/customize/deep-dives/mcp"),
+    (".kilocode", "held", "Kilo Code starts the MCP servers of .kilocode/mcp.json",
+     "https://kilocode.ai/docs/features/mcp/using-mcp-in-kilo-code"),
+    # mise's other project config locations
+    ("mise/config.toml", "held", "mise reads a project's mise/config.toml",
+     "https://mise.jdx.dev/configuration.html"),
+    (".config/mise/conf.d", "held", "mise reads every .config/mise/conf.d/*.toml",
+     "https://mise.jdx.dev/configuration.html"),
+    (".config/mise/config.*.toml", "held", "mise reads config.local.toml and config.<env>.toml",
+     "https://mise.jdx.dev/configuration.html"),
 )
 # Deleting these changes what the host does next (a tighter policy, a
 # protection the profile asked for): deletion is held too.

@@ -29,7 +29,7 @@ def test_git_config_syntax():
     (".git/commondir", "git-redirect"), (".git", "git-redirect"),
     (".git/hooks/pre-commit", "hook"), (".git/modules/m/hooks/post-checkout", "hook"),
     (".git/info/attributes", "attributes"), ("src/.gitattributes", "attributes"),
-    (".gitmodules", "gitmodules"), (".git/objects/ab/cdef", "git-object"), (".git/logs/HEAD", "git-data"),
+    (".gitmodules", "gitmodules"), (".git/objects/ab/cdef", "git-object"), (".git/logs/HEAD", "git-reflog"),
     (".git/index", "git-index"), (".git/hooks", "git-data"),
     ("a/.envrc", "held"), (".vscode/tasks.json", "held"), (".mcp.json", "held"),
     (".yarnrc.yml", "held"), (".husky/pre-commit", "held"), (".ringfence.toml", "held"),

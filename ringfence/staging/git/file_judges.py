@@ -11,7 +11,18 @@ _HIDING_ATTRS = frozenset({"-diff", "!diff", "binary", "-merge", "!merge"})
 
 
 def _words(line: str) -> list[str]:
-    return [w for w in line.replace("\r", " ").replace("\t", " ").split(" ") if w]
+    """The pattern, then the attributes, as git's ``parse_attr_line`` reads them: a
+    pattern in double quotes (C-style, escapes allowed) ends at its closing quote,
+    and the attributes start right after it, with or without a blank."""
+    text = line.replace("\r", " ").replace("\t", " ")
+    body = text.lstrip(" ")
+    if body.startswith('"'):
+        i = 1
+        while i < len(body) and body[i] != '"':
+            i += 2 if body[i] == "\\" else 1
+        if i < len(body):                   # closed: git takes it as the pattern
+            return [body[:i + 1]] + [w for w in body[i + 1:].split(" ") if w]
+    return [w for w in text.split(" ") if w]
 
 
 def _bad_word(word: str, macros: set[str]) -> str | None:

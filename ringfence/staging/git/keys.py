@@ -154,10 +154,14 @@ _HIDING_COLORS = frozenset({"diff", "status", "branch", "decorate", "grep", "int
 
 def key_hides_changes(key: str, value: str | None = None) -> bool:
     """True for a key that changes what ``git status`` / ``git diff`` show: a
-    relative diff, case-folded names, every ``status.*`` key, and colour slots of
+    relative diff, case-folded names, mode changes ignored (``core.filemode``
+    false), every ``status.*`` key, and colour slots of
     diff and status output (``color.diff.new = black black`` prints additions
     invisibly)."""
     section, sub, var = split_key(key.strip())
+    if sub is None and f"{section}.{var}" == "core.filemode":
+        # false: git stops seeing mode changes (a file made executable stays hidden)
+        return (value or "").strip().lower() in ("false", "no", "off", "0")
     if sub is None:
         return f"{section}.{var}" in _HIDES or section in _HIDING_SECTIONS
     if section == "color" and sub.lower() in _HIDING_COLORS:
