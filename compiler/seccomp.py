@@ -16,8 +16,9 @@ Shape of the program (``build_filter``):
   4. Argument checks: ``socket``'s family against an ALLOWLIST
      (``SOCKET_FAMILIES``; AF_UNIX only when the profile allows Unix sockets,
      AF_NETLINK only for NETLINK_ROUTE), ``socketpair`` of datagram type when
-     Unix sockets are denied, and ``clone``/``unshare`` with any CLONE_NEW*
-     namespace flag.
+     Unix sockets are denied, ``clone``/``unshare`` with any CLONE_NEW*
+     namespace flag, and a file mode with the setuid or setgid bit
+     (``MODE_CALLS``: chmod and friends, mknod, and open/openat when creating).
   5. Every other syscall is allowed: for syscalls this is a deny list for the
      kernel's attack surface and for sandbox escapes, not a full allowlist.
 
@@ -64,6 +65,7 @@ SECCOMP_RET_ALLOW = 0x7FFF0000
 
 # offsets in struct seccomp_data {int nr; u32 arch; u64 ip; u64 args[6];}
 OFF_NR, OFF_ARCH, OFF_ARG0_LO, OFF_ARG1_LO, OFF_ARG2_LO = 0, 4, 16, 24, 32
+OFF_ARG_LO = (16, 24, 32, 40, 48, 56)         # the low word of args[0..5]
 
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 X32_SYSCALL_BIT = 0x40000000
@@ -166,7 +168,27 @@ CONDITIONAL: tuple[tuple[str, str], ...] = (
     ("socketpair", "a datagram pair, when deny_unix_sockets: sendto() on it takes a path"),
     ("clone", "any CLONE_NEW* flag: no nested namespaces"),
     ("unshare", "any CLONE_NEW* flag: no nested namespaces"),
+    ("chmod, fchmod, fchmodat, fchmodat2, mknod, mknodat, creat, open, openat",
+     "a mode with the setuid or setgid bit (open/openat only when creating): a "
+     "root-run sandbox would leave a setuid-root program in a writable root the "
+     "host keeps (the tooling dir, a profile's extra roots), where no apply strips it"),
+    ("openat2", "ENOSYS: its mode lives in memory; libc falls back to openat"),
 )
+
+# Calls that take a file mode, by architecture: (number, the argument holding the
+# mode, the argument holding open's flags or None). The setuid and setgid bits in
+# that mode are refused (EPERM); open and openat look at the mode only when they
+# create (O_CREAT or O_TMPFILE), since without those it is whatever the caller left.
+S_ISUID_GID = 0o6000
+O_CREAT_TMPFILE = 0o100 | 0o20000000          # O_CREAT | __O_TMPFILE (both arches)
+MODE_CALLS: dict[str, tuple[tuple[str, int, int, int | None], ...]] = {
+    "x86_64": (("chmod", 90, 1, None), ("fchmod", 91, 1, None), ("fchmodat", 268, 2, None),
+               ("fchmodat2", 452, 2, None), ("mknod", 133, 1, None), ("mknodat", 259, 2, None),
+               ("creat", 85, 1, None), ("open", 2, 2, 1), ("openat", 257, 3, 2)),
+    "aarch64": (("fchmod", 52, 1, None), ("fchmodat", 53, 2, None), ("fchmodat2", 452, 2, None),
+                ("mknodat", 33, 2, None), ("openat", 56, 3, 2)),
+}
+OPENAT2 = 437                                 # both arches
 
 
 def _arch(arch: str) -> str:
@@ -226,7 +248,20 @@ def build_filter(arch: str, *, deny_unix_sockets: bool) -> bytes:
         asm.emit(BPF_JEQ_K, nr["socketpair"], "socketpair", 0)
     asm.emit(BPF_JEQ_K, nr["clone"], "nsflags", 0)
     asm.emit(BPF_JEQ_K, nr["unshare"], "nsflags", 0)
+    asm.emit(BPF_JEQ_K, OPENAT2, "enosys", 0)
+    modes = MODE_CALLS[a]
+    for _name, number, mode_arg, flags_arg in modes:
+        asm.emit(BPF_JEQ_K, number, f"mode{mode_arg}_{flags_arg}", 0)
     asm.emit(BPF_RET_K, SECCOMP_RET_ALLOW)
+    # a file mode: never setuid or setgid (open/openat: only when creating)
+    for mode_arg, flags_arg in sorted({(m, f) for _n, _nr, m, f in modes},
+                                      key=lambda mf: (mf[0], -1 if mf[1] is None else mf[1])):
+        asm.label(f"mode{mode_arg}_{flags_arg}")
+        if flags_arg is not None:
+            asm.emit(BPF_LD_W_ABS, OFF_ARG_LO[flags_arg])
+            asm.emit(BPF_JSET_K, O_CREAT_TMPFILE, 0, "allow")
+        asm.emit(BPF_LD_W_ABS, OFF_ARG_LO[mode_arg])
+        asm.emit(BPF_JSET_K, S_ISUID_GID, "eperm", "allow")
     # socket(): the family must be on the allowlist.
     asm.label("socket")
     asm.emit(BPF_LD_W_ABS, OFF_ARG0_LO)

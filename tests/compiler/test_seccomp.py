@@ -16,10 +16,10 @@ from ringfence.compiler.seccomp import (AUDIT_ARCH, SECCOMP_RET_ALLOW, SECCOMP_R
                               SECCOMP_RET_KILL_PROCESS, build_filter, syscall_numbers)
 
 GOLDEN = {
-    ("x86_64", True): (64, "58211495f109c24eaba2d60027f343d542749075e1c96e47d8c3c94911218f2d"),
-    ("x86_64", False): (58, "24b57fb5db4b004ea72d46ac41691bca7fe61e9482e3e1f4f460e4d661b162a2"),
-    ("aarch64", True): (63, "1b3dfdcd9058af92a53d8ea48bc3d6924e6c69f1fff746ebd7b1f6b30ad8fccc"),
-    ("aarch64", False): (57, "07e003d11a81fea16978830fa63c26e5947ac6f8d3584adbfe6f11c55fabd1c7"),
+    ("x86_64", True): (86, "8a283dc0860060ee8dd92e6d5206c271620e269e6ce630622b564a115b00d6e0"),
+    ("x86_64", False): (80, "e3a6c45f3158d447e88682ecd472105fde0d997486951361a3fa294d0bbe239d"),
+    ("aarch64", True): (77, "a03eafe3fd84f4e088da14d2e167c5a32edb744e3af9fb6d718c3d734980c10a"),
+    ("aarch64", False): (71, "e20c5b4370ac66e033c033a2cb10e89dca1737358dff3ee560dc3226e5503115"),
 }
 
 
@@ -109,6 +109,36 @@ def test_interpreter_decisions(arch):
     other = AUDIT_ARCH["aarch64" if arch == "x86_64" else "x86_64"]
     assert run_bpf(prog, 0, other) == SECCOMP_RET_KILL_PROCESS
     assert run_bpf(prog, 0, 0x40000003) == SECCOMP_RET_KILL_PROCESS   # AUDIT_ARCH_I386
+
+
+@pytest.mark.parametrize("arch", seccomp.ARCHES)
+def test_setuid_and_setgid_modes_are_refused(arch):
+    """A root-run sandbox must not leave a setuid-root program in a writable root
+    that no apply strips (the tooling dir, a profile's extra roots)."""
+    prog = build_filter(arch, deny_unix_sockets=True)
+    aa = AUDIT_ARCH[arch]
+    calls = {name: (n, m, f) for name, n, m, f in seccomp.MODE_CALLS[arch]}
+    assert set(calls) >= {"fchmod", "fchmodat", "fchmodat2", "mknodat", "openat"}
+
+    def ev(name, mode, flags=0):
+        n, m, f = calls[name]
+        args = [7, 7, 7, 7, 0, 0]
+        args[m] = mode
+        if f is not None:
+            args[f] = flags
+        return run_bpf(prog, n, aa, tuple(args))
+
+    for name, (_n, _m, f) in calls.items():
+        creating = 0o100 if f is not None else 0
+        for mode in (0o4755, 0o2755, 0o6777, 0o104755):
+            assert ev(name, mode, creating) == EPERM, (name, oct(mode))
+        assert ev(name, 0o755, creating) == SECCOMP_RET_ALLOW, name
+        assert ev(name, 0o1777, creating) == SECCOMP_RET_ALLOW, name     # sticky is fine
+    n, m, f = calls["openat"]
+    # not creating: the mode argument is whatever the caller left, never looked at
+    assert ev("openat", 0o4755, 0o2) == SECCOMP_RET_ALLOW
+    assert ev("openat", 0o4755, 0o20000000 | 0o200000) == EPERM          # O_TMPFILE
+    assert run_bpf(prog, seccomp.OPENAT2, aa) == ENOSYS
 
 
 def test_x32_rejected_on_x86_64():

@@ -60,8 +60,11 @@ def test_files_other_tools_obey_are_held(box):
 
 
 def test_setuid_setgid_bits_are_stripped_and_special_files_held(box):
-    r = run(box, ("cp /bin/true suid; chmod 6755 suid; mkdir sg; chmod 2775 sg; "
-                  "mkdir -p new; cp /bin/true new/s; chmod 4755 new/s; chmod 6755 README; "
+    # The seccomp filter refuses the modes (compiler/seccomp.py MODE_CALLS); apply's
+    # strip is the second layer (place.strip, tests/ringfence/test_apply.py).
+    r = run(box, ("cp /bin/true suid; chmod 755 suid; mkdir sg; "
+                  "for m in '6755 suid' '2775 sg' '6755 README'; do chmod $m && exit 9; done; "
+                  "mkdir -p new; cp /bin/true new/s; chmod 4755 new/s && exit 9; "
                   "mkfifo fifo; mkdir nd; mkfifo nd/f; "
                   "python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.bind(\"sock\")' "
                   "|| true"))
@@ -95,14 +98,15 @@ def test_a_deep_existing_chain_settles_and_applies(box):
 def test_a_settle_over_its_time_bound_is_recorded_and_the_stage_kept(box):
     env = box.env(RINGFENCE_SETTLE_SECONDS="0")
     r = run(box, "mkdir -p a/b; echo x > a/b/f; echo y > g", env=env)
-    assert r.returncode == 0, r.stderr
+    # none of its writes landed: never exit 0 and `completed` (docs/exit-codes.md)
+    assert r.returncode == 125, r.stderr
     assert "RF644" in r.stderr and "Traceback" not in r.stderr
     assert not (box.ws / "g").exists() and not (box.ws / "a").exists()
     assert len(box.stages()) == 1
     from ringfence.ledger.store import Ledger
     with Ledger(box.state / "ledger.db") as led:
         last = led.list_runs(1)[0]
-    assert last.state == "completed" and last.result("exit_code") == 0
+    assert last.state == "failed" and last.result("exit_code") == 125
     assert "RF644" in last.result("changes")["settle_error"]
     # what ran was recorded before settling began
     before = [e for e in last.events if e.get("note", "") and "settling" in e["note"]]
@@ -137,3 +141,17 @@ def test_links_out_of_the_workspace_are_held_but_a_venv_works(box):
     py = subprocess.run([str(box.ws / "v" / "bin" / "python"), "-c", "print(1)"],
                         capture_output=True, text=True)
     assert py.stdout == "1\n", r.stderr
+
+
+def test_writes_that_could_not_be_read_are_no_completed_run(box):
+    """A path longer than PATH_MAX in the stage (RF643): nothing is applied, so the
+    run is `failed` with 125, never `completed` with the command's 0."""
+    deep = "; ".join(["mkdir " + "d" * 250 + " && cd " + "d" * 250] * 20)
+    r = run(box, f"echo work > important.txt; mkdir deep && cd deep && {deep}; echo done")
+    assert "RF643" in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert r.returncode == 125, r.stderr[-2000:]
+    assert not (box.ws / "important.txt").exists()
+    from ringfence.ledger.store import Ledger
+    with Ledger(box.state / "ledger.db") as led:
+        last = led.list_runs(1)[0]
+    assert last.state == "failed" and last.result("exit_code") == 125

@@ -74,8 +74,10 @@ def test_a_link_and_a_fifo_named_as_objects_are_held(box, new_repo):
 def test_a_setuid_file_named_as_an_object_loses_the_bit(box):
     r = run(box, f"echo x > f.txt; git add -A; {COMMIT}; mkdir -p .git/objects/ab; "
                  f"printf '#!/bin/sh\\ntouch {box.marker}\\n' > .git/objects/ab/{FAKE[2:]}; "
-                 f"chmod 6755 .git/objects/ab/{FAKE[2:]}")
+                 f"chmod 755 .git/objects/ab/{FAKE[2:]}; "
+                 f"chmod 6755 .git/objects/ab/{FAKE[2:]} || echo refused")
     assert r.returncode == 0, r.stderr
+    assert "refused" in r.stdout          # the seccomp filter: no setuid mode at all
     planted = box.ws / ".git" / "objects" / "ab" / FAKE[2:]
     assert planted.is_file() and not planted.is_symlink()     # plain data: applied
     assert not planted.stat().st_mode & (stat.S_ISUID | stat.S_ISGID)
