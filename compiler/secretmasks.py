@@ -40,7 +40,8 @@ import re
 import stat
 import time
 
-VERSION = 3             # 2: marshal, not JSON (5x faster to load); 3: venv pruning withdrawn
+VERSION = 4             # 2: marshal, not JSON (5x faster to load); 3: venv pruning withdrawn;
+                        # 4: names matched case-blind
 # Directory names not searched (docs/sandbox.md "Workspace secrets"): npm, pnpm
 # and yarn install package files here; a `.env` there is a package's file.
 PRUNE = frozenset({"node_modules", "__pycache__"})
@@ -301,8 +302,10 @@ def find(prefix: str, items: list[tuple[str, str]], cache_dir: str = "", key_pat
     declared = os.path.abspath(prefix).rstrip("/") or "/"
     root = os.path.realpath(declared)
     names = [name for _, name in items]
-    regs = [(pat, re.compile(fnmatch.translate(name))) for pat, name in items]
-    anyre = re.compile("|".join(f"(?:{fnmatch.translate(n)})" for n in names))
+    # Case-blind: `.ENV`, `SERVER.PEM` and `ID_RSA` hold what `.env`, `server.pem`
+    # and `id_rsa` do (and are the same file on a case-folding filesystem).
+    regs = [(pat, re.compile(fnmatch.translate(name), re.IGNORECASE)) for pat, name in items]
+    anyre = re.compile("|".join(f"(?:{fnmatch.translate(n)})" for n in names), re.IGNORECASE)
     found: dict[str, list[str]] = {}
     outside: list[tuple[str, str]] = []
     if not os.path.isdir(root):

@@ -62,8 +62,13 @@ def warn(note: Note, stream: IO[str] | None = None) -> None:
     """Show a note on stderr. Nobody reading it any more (a closed pipe, a full
     disk) changes nothing: every note is in the run's record too, and a run must
     never be recorded as something else because its warning could not be shown."""
+    # A note may carry a name the sandbox chose (a held path): its control
+    # characters (ESC ]52 clipboard writes, a newline forging a line) are shown
+    # as escapes, never sent to the terminal.
+    text = "".join(c if c.isprintable() or c == " " else f"\\x{ord(c):02x}"
+                   for c in f"ringfence: {note.code}: {note.message}")
     try:
-        print(f"ringfence: {note.code}: {note.message}", file=stream or sys.stderr, flush=True)
+        print(text, file=stream or sys.stderr, flush=True)
     except (OSError, ValueError):
         pass
 

@@ -12,7 +12,8 @@ mask does not reach: a workspace or writable root that contains a credential
 store, an XDG or tool-specific override that points outside the home, a profile
 that turns the home mask off, and the exports (whose targets have no home mask).
 
-Rows are data. ``~`` is the home, ``@config``/``@data``/``@cache`` the XDG base
+Rows are data. ``~`` is the home, a leading ``/`` a system path (root's own
+secrets: a sandbox run by root reads what root reads), ``@config``/``@data``/``@cache`` the XDG base
 dirs (their defaults under the home unless ``XDG_*_HOME`` says otherwise), and
 ``env`` names the variable a tool reads instead of the default location (a
 colon list for ``KUBECONFIG``). Stdlib only: ``run`` imports this module.
@@ -125,6 +126,18 @@ LOCATIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("~/.rediscli_history", "redis-cli history", ("REDISCLI_HISTFILE",)),
     ("~/.lesshst", "less search history", ("LESSHISTFILE",)),
     ("~/.viminfo", "vim registers and history", ()),
+    # the system's own secrets: a sandbox run by root would read them as root
+    ("/etc/shadow", "password hashes", ()),
+    ("/etc/shadow-", "password hashes (backup)", ()),
+    ("/etc/gshadow", "group password hashes", ()),
+    ("/etc/gshadow-", "group password hashes (backup)", ()),
+    ("/etc/security/opasswd", "old password hashes", ()),
+    ("/etc/ssh/ssh_host_rsa_key", "SSH host private key", ()),
+    ("/etc/ssh/ssh_host_ecdsa_key", "SSH host private key", ()),
+    ("/etc/ssh/ssh_host_ed25519_key", "SSH host private key", ()),
+    ("/etc/ssh/ssh_host_dsa_key", "SSH host private key", ()),
+    ("/etc/ssl/private", "TLS private keys", ()),
+    ("/etc/letsencrypt", "Let's Encrypt account and certificate keys", ()),
 )
 
 _XDG = {"@config": ("XDG_CONFIG_HOME", ".config"), "@data": ("XDG_DATA_HOME", ".local/share"),
@@ -138,6 +151,8 @@ def _base(tag: str, home: str, env) -> str:
 
 
 def _expand(template: str, home: str, env) -> str:
+    if template.startswith("/"):
+        return os.path.normpath(template)
     head, _, rest = template.partition("/")
     if head == "~":
         return os.path.normpath(os.path.join(home, rest))

@@ -110,8 +110,13 @@ def create(ledger: Ledger, *, run_id: str, command: str, keys, verdict_class: st
            session: str | None = None) -> Approval:
     if where not in WHERE:
         raise ApprovalError(f"an approval runs on 'host' or in 'sandbox', not {where!r}")
+    from ringfence.ledger.store import storable
+
     approval_id = new_id("ap_")
     cwd_id, workspace_id = dir_identity(cwd), dir_identity(workspace)
+    # a held path that is not UTF-8 (a name of any bytes) is kept as visible escapes
+    command, workspace, cwd = storable(command), storable(workspace), storable(cwd)
+    profile_source = storable(profile_source)
     with transaction(ledger.conn) as c:
         c.execute("""INSERT INTO approvals (id, run_id, created_at, command, argv, keys,
             verdict_class, reasons, where_, profile, profile_source, profile_digest,

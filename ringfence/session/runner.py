@@ -23,7 +23,8 @@ import shlex
 from ringfence.rfcore.records import field, record
 from typing import IO, Mapping, Sequence
 
-from ringfence.rfcore.errors import EXIT_DENIED, EXIT_LIMIT, EXIT_WAITING, UsageError
+from ringfence.rfcore.errors import (EXIT_DENIED, EXIT_LIMIT, EXIT_UNSAFE, EXIT_WAITING,
+                                     UsageError)
 
 
 @record
@@ -257,6 +258,7 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
         warn(note)
         late = tuple(late) + (note,)
     outcome = "timeout" if res.timed_out else "signal" if res.signal is not None else None
+    unsettled = bool(changes and (changes.get("settle_error") or changes.get("unreadable_dirs")))
     if res.limit:
         late = late + (_limit_note(res.limit, p.profile.limits, res.limit_late),)
         status, outcome = "limit", res.limit
@@ -264,9 +266,15 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
         status, outcome = "limit", "stage_space"
     elif outcome:
         status = "aborted"        # SPEC §5's state; the outcome field says why
+    elif unsettled:
+        # The command ran, but none of its writes could be planned and applied (RF643,
+        # RF644; kept in the stage): not `completed`, and never exit 0 as if its work
+        # had landed (docs/exit-codes.md: 125, the run is `failed`).
+        status = "failed"
     else:
         status = "completed" if res.exit_code == 0 else "failed"
-    code = EXIT_LIMIT if status == "limit" else res.exit_code   # docs/exit-codes.md
+    code = (EXIT_LIMIT if status == "limit" else EXIT_UNSAFE if status == "failed"
+            and unsettled else res.exit_code)   # docs/exit-codes.md
     return RunResult(code, status, p.profile.name, p.decision, p.reasons,
                      p.verdict, p.spec.digest(), res.sandboxed, res.duration,
                      res.stdout_tail, res.stderr_tail, res.stdout, res.stderr,

@@ -5,8 +5,10 @@ The host's tools write and read through links (``npm install`` into
 so a new link whose target, followed through the tree the host will see, leaves
 the workspace is held, with two exceptions that cannot be written through by
 accident: an executable file (a venv's ``bin/python`` -> the interpreter, wherever
-pyenv or uv keep it) and a read-only system tree. Never a writable root (the
-tooling dir) or ringfence's state.
+pyenv or uv keep it) and a file in a system tree. Never a directory (a root host
+writes through ``dist -> /usr/local/bin`` as root), a target that does not exist
+(a write through it creates it), a writable root (the tooling dir) or
+ringfence's state.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import os
 import posixpath
 import stat
 
-# A new symbolic link may point out of the workspace only into these read-only
+# A new symbolic link may point out of the workspace only at a file in these
 # system trees, or at an executable file (a venv's bin/python -> the interpreter,
 # wherever pyenv or uv keep it); never at a directory, never into a writable root
 # (the tooling dir) or ringfence's state: the host's tools would write through it
@@ -44,12 +46,15 @@ def judge_link(rel: str, target: str, view, guarded: tuple[str, ...] = ()) -> st
     real = os.path.realpath(target)
     if any(_under(real, g) for g in guarded) or _under(real, view.workspace):
         return why + ": into a directory the sandbox could write"
-    if posixpath.normpath(target).startswith(SYSTEM_PREFIXES):
-        return None
     try:
         st = os.stat(real)
     except OSError:
-        return why
+        return why          # a dangling link: a write through it creates the target
+    if stat.S_ISDIR(st.st_mode):
+        # a root host writes through ``dist -> /usr/local/bin`` as root
+        return why + ": at a directory"
+    if posixpath.normpath(target).startswith(SYSTEM_PREFIXES):
+        return None
     if stat.S_ISREG(st.st_mode) and st.st_mode & 0o111:
         return None
     return why
