@@ -78,6 +78,17 @@ def judge_entry(registry, rel: str, upath: str | None, ust, lpath: str,
                                  if stat.S_ISLNK(ust.st_mode) else None)), kind
     if kind == "git-reflog":
         return (_rewrites_reflog(upath, ust, lpath, lst) or link or fresh), kind
+    parent = rel.rpartition("/")[0]
+    if (kind == "git-redirect" and rel.rpartition("/")[2] == "commondir"
+            and registry.pre is not None and registry.pre.is_git_dir(parent)
+            and not (lst is not None and stat.S_ISREG(lst.st_mode)
+                     and stat.S_ISREG(ust.st_mode) and same_bytes(upath, lpath))):
+        # git reads config, hooks and refs from the common dir: pointing a
+        # repository the workspace had at another one swaps all of them
+        return "points an existing repository at another one (its config, hooks and refs)", kind
+    if kind == "git-ref" and upath is not None:
+        return (_moved_without_reflog(registry, rel, upath, ust, lpath, lst) or link
+                or fresh), kind
     if kind == "hook":           # judged by its name (only *.sample is harmless): not read
         return judge(kind, rel, b"", None, is_link=stat.S_ISLNK(ust.st_mode),
                      workspace=registry.workspace) or link or fresh, kind
@@ -112,6 +123,40 @@ def _rewrites_reflog(upath: str, ust, lpath: str, lst) -> str | None:
             if not a or a != new.read(len(a)):
                 return "rewrites the reflog (git only appends to it): entries it held changed"
             left -= len(a)
+    return None
+
+
+def _moved_without_reflog(registry, rel: str, upath: str, ust, lpath: str, lst) -> str | None:
+    """A branch the run moved (``refs/heads/*``, loose) must have its move in the
+    reflog, when the repository keeps one: git appends ``old new ...`` there on every
+    update, so a ref written with no such line (``echo ID > .git/refs/heads/main``
+    after an amend) moved the branch behind the reflog's back."""
+    if not stat.S_ISREG(ust.st_mode) or ust.st_size > 4096:
+        return "a branch ref that is not a small plain file"
+    with open(upath, "rb") as fh:
+        new = fh.read().strip()
+    if lst is not None and stat.S_ISREG(lst.st_mode):
+        with open(lpath, "rb") as fh:
+            if fh.read().strip() == new:
+                return None                 # not moved
+    root = registry.git_root(rel) or ""
+    inner = rel[len(root) + 1:] if root else rel
+    log = f"{root}/logs/{inner}" if root else f"logs/{inner}"
+    post = registry.post.entry(log) if registry.post is not None else None
+    pre = registry.pre.entry(log) if registry.pre is not None else None
+    if post is None:
+        return ("moves a branch whose reflog the run removed" if pre is not None
+                else None)          # a repository that keeps no reflog for it
+    path, st = post
+    if not stat.S_ISREG(st.st_mode):
+        return "a reflog that is not a plain file"
+    with open(path, "rb") as fh:
+        if st.st_size > 4096:
+            fh.seek(st.st_size - 4096)
+        tail = fh.read().rstrip(b"\n").rpartition(b"\n")[2]
+    fields = tail.split(b" ", 2)
+    if len(fields) < 2 or fields[1] != new:
+        return "moves a branch with no reflog entry for the move (history rewritten behind it)"
     return None
 
 

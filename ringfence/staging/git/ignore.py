@@ -7,22 +7,23 @@ run created or modified below its directory (read from the stage's upper dir:
 O(the run's changes there), bounded).
 
 Exempt, by decision: files inside a directory the run created WHOLE that is a
-known tool cache or build output, the things ``.gitignore`` exists for: a dir
-named ``.pytest_cache``, ``.mypy_cache``, ``.ruff_cache``, ``__pycache__``,
-``node_modules``, ``.tox``, ``.nox``, ``.cache``, ``.eggs``, ``*.egg-info``,
-``build``, ``dist``, ``target``, a dot-named dir (or ``venv``, ``env``,
-``virtualenv``, ``ENV``) holding ``pyvenv.cfg`` (a venv) or ``CACHEDIR.TAG``
-(a marker is the run's own file: in ``tests/helpers/`` it exempts nothing),
-and a package an installer unpacked (a new dir directly in
-``node_modules``, ``node_modules/@scope``, ``site-packages``); a ``.gitignore``
-inside such a dir is not judged at all. Such a dir that existed before the run
-is not exempt.
+known tool cache or build output, the things ``.gitignore`` exists for. Fully, where
+no tool walks for code (pytest never collects them): a dir named ``.pytest_cache``,
+``.mypy_cache``, ``.ruff_cache``, ``__pycache__``, ``node_modules`` (and a package
+in it), ``.tox``, ``.nox``, ``.cache``, ``.eggs``, ``build``, ``dist``, and a
+dot-named dir (or ``venv``, ``env``, ``virtualenv``, ``ENV``) holding ``pyvenv.cfg``
+(a venv) or ``CACHEDIR.TAG`` (a marker is the run's own file: in ``tests/helpers/``
+it exempts nothing). Partly, where pytest still collects (cargo's ``target``,
+``*.egg-info``, a package in ``site-packages``): there only a ``conftest.py``
+(:data:`IMPLICIT`) counts. Such a dir that existed before the run is not exempt.
 
 The matcher follows gitignore(5) over-inclusively: ``*`` may cross ``/``, a
 bracket expression (``[^x]``, ``[[:alpha:]]``, ``[a-z]``) matches any one
 character, a backslash takes the next character literally, case is ignored
 (``core.ignorecase``), a line's CR and unescaped trailing blanks are dropped as
-git drops them, and a negation (``!``) never un-ignores (so a doubt holds); a
+git drops them (and a UTF-8 BOM), ``**/`` also matches no directory at all, a
+negation (``!``) never un-ignores (so a doubt holds) and removing one counts as
+adding its pattern; a
 pattern with a ``/`` before its end is anchored to the file's directory, one
 without matches a name at any depth; a trailing ``/`` matches directories only.
 """
@@ -34,12 +35,14 @@ import posixpath
 import stat
 
 CACHES = frozenset({".pytest_cache", ".mypy_cache", ".ruff_cache", "__pycache__",
-                    "node_modules", ".tox", ".nox", ".cache", ".eggs", "build", "dist",
-                    "target"})
+                    "node_modules", ".tox", ".nox", ".cache", ".eggs", "build", "dist"})
 MARKERS = ("pyvenv.cfg", "CACHEDIR.TAG")
 VENV_NAMES = frozenset({"venv", "env", "virtualenv", "ENV"})   # beside any dot-name
-PACKAGE_DIRS = ("node_modules", "site-packages", "dist-packages")
 MAX_SCAN = 50000
+# Code a tool loads by its name from any directory it walks, unasked (pytest imports
+# every conftest.py in what it collects, and collects target/ and *.egg-info/): never
+# exempt, even in a cache or build dir.
+IMPLICIT = frozenset({"conftest.py"})
 # files x added patterns matched at most (about a second): 40,000 patterns over 200
 # files must not keep settle busy past its time bound (the judge is one step of it)
 MAX_WORK = 1_000_000
@@ -75,6 +78,9 @@ def _regex(p: str):
             if i + 1 < len(p):
                 out.append(re.escape(p[i + 1]))
             i += 2
+        elif p.startswith("**/", i) and (i == 0 or p[i - 1] == "/"):
+            out.append("(?:.*/)?")          # zero or more directories: `**/x` is `x` too
+            i += 3
         elif c == "*":
             out.append(".*")
             i += 1
@@ -113,11 +119,17 @@ def _bracket_end(p: str, i: int) -> int | None:
 
 
 def _patterns(text: str, old_text: str) -> list[tuple[object, bool, bool, str]]:
-    before = {_trim(x) for x in old_text.split("\n")}
-    out = []
-    for line in text.split("\n"):
-        p = _trim(line)
-        if p in before or not p or p.startswith("#") or p.startswith("!"):
+    """The patterns a change ADDS, as (regex, dir only, anchored, text). A negation
+    (``!p``) the change removes counts as adding ``p``: what it un-ignored is ignored
+    again. A UTF-8 BOM at the start is skipped, as git does."""
+    old_lines = [_trim(x) for x in old_text.removeprefix("\ufeff").split("\n")]
+    new_lines = [_trim(x) for x in text.removeprefix("\ufeff").split("\n")]
+    before, now = set(old_lines), set(new_lines)
+    added = [p for p in new_lines if p not in before and not p.startswith("!")]
+    added += [p[1:] for p in old_lines if p.startswith("!") and p not in now]
+    out: list = []
+    for p in added:
+        if not p or p.startswith("#"):
             continue
         if len(out) >= MAX_PATTERNS:
             out.append(None)            # more than judged: the caller holds
@@ -142,30 +154,43 @@ def _ignored(path: str, pats) -> str | None:
     return None
 
 
-def exempt_dir(view, rel: str) -> bool:
-    """A directory the run created whole that is a tool cache or build output, or
-    a package an installer unpacked (a new dir in ``node_modules``/``site-packages``)."""
+def exempt_dir(view, rel: str) -> str | None:
+    """How a directory the run created whole is exempt: "full" for a tool cache or
+    build output no tool walks for code (pytest never collects it either), "implicit"
+    for one pytest still collects (cargo's ``target``, ``*.egg-info``, a package in
+    ``site-packages``), where only :data:`IMPLICIT` files count; None when it is
+    not exempt."""
     if view.pre_is_dir(rel):
-        return False
+        return None
     name = posixpath.basename(rel)
-    if name in CACHES or name.endswith(".egg-info"):
-        return True
     parent = posixpath.dirname(rel)
     if parent.startswith("@") or "/@" in parent:
         parent = posixpath.dirname(parent)              # node_modules/@scope/pkg
-    if posixpath.basename(parent) in PACKAGE_DIRS:
-        return True
+    if name == "target" or name.endswith(".egg-info") \
+            or posixpath.basename(parent) in ("site-packages", "dist-packages"):
+        return "implicit"
+    if name in CACHES or posixpath.basename(parent) == "node_modules":
+        return "full"
     if not (name.startswith(".") or name in VENV_NAMES):
         # A marker is a file the run itself writes: only where a person expects a
         # tool's hidden dir (pytest never collects from a dot dir) does it exempt,
         # never in tests/helpers/ beside a conftest.py.
-        return False
-    return any(view.entry(f"{rel}/{m}" if rel else m) is not None for m in MARKERS)
+        return None
+    if any(view.entry(f"{rel}/{m}" if rel else m) is not None for m in MARKERS):
+        return "full"
+    return None
 
 
-def _exempt_base(view, base: str) -> bool:
+def _exempt_base(view, base: str) -> str | None:
+    """The strongest exemption of ``base`` or a directory above it."""
     parts = base.split("/") if base else []
-    return any(exempt_dir(view, "/".join(parts[:i + 1])) for i in range(len(parts)))
+    found = None
+    for i in range(len(parts)):
+        how = exempt_dir(view, "/".join(parts[:i + 1]))
+        if how == "full":
+            return how
+        found = found or how
+    return found
 
 
 def judge(view, rel: str, text: str, old_text: str) -> str | None:
@@ -176,15 +201,16 @@ def judge(view, rel: str, text: str, old_text: str) -> str | None:
     if pats[-1] is None:
         return f"adds more than {MAX_PATTERNS} ignore patterns (more than ringfence checks)"
     base = posixpath.dirname(rel)
-    if _exempt_base(view, base):
+    top = _exempt_base(view, base)
+    if top == "full":
         return None
     from ringfence.staging.git.discovery import whiteout
     from ringfence.staging.git.repo_judges import _same_file
 
-    stack = [base]
+    stack = [(base, top == "implicit")]
     seen = 0
     while stack:
-        d = stack.pop()
+        d, only_implicit = stack.pop()
         up = os.path.join(view.upper, d) if d else view.upper
         try:
             entries = list(os.scandir(up))
@@ -199,8 +225,11 @@ def judge(view, rel: str, text: str, old_text: str) -> str | None:
             if whiteout(st) or er == rel:
                 continue
             if stat.S_ISDIR(st.st_mode):
-                if not exempt_dir(view, er):
-                    stack.append(er)
+                how = exempt_dir(view, er)
+                if how != "full":
+                    stack.append((er, only_implicit or how == "implicit"))
+                continue
+            if only_implicit and e.name not in IMPLICIT:
                 continue
             low = os.path.join(view.workspace, er)
             try:

@@ -162,6 +162,9 @@ def key_hides_changes(key: str, value: str | None = None) -> bool:
     if sub is None and f"{section}.{var}" == "core.filemode":
         # false: git stops seeing mode changes (a file made executable stays hidden)
         return (value or "").strip().lower() in ("false", "no", "off", "0")
+    if sub is None and f"{section}.{var}" == "core.splitindex":
+        # on: entry flags move to sharedindex.* files, judged nowhere
+        return (value or "true").strip().lower() not in ("false", "no", "off", "0")
     if sub is None:
         return f"{section}.{var}" in _HIDES or section in _HIDING_SECTIONS
     if section == "color" and sub.lower() in _HIDING_COLORS:
