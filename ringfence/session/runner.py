@@ -266,15 +266,10 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
         status, outcome = "limit", "stage_space"
     elif outcome:
         status = "aborted"        # SPEC §5's state; the outcome field says why
-    elif unsettled:
-        # The command ran, but none of its writes could be planned and applied (RF643,
-        # RF644; kept in the stage): not `completed`, and never exit 0 as if its work
-        # had landed (docs/exit-codes.md: 125, the run is `failed`).
-        status = "failed"
-    else:
-        status = "completed" if res.exit_code == 0 else "failed"
-    code = (EXIT_LIMIT if status == "limit" else EXIT_UNSAFE if status == "failed"
-            and unsettled else res.exit_code)   # docs/exit-codes.md
+    else:   # unsettled: it ran, none of its writes landed (RF643/RF644): never 0
+        status = "completed" if res.exit_code == 0 and not unsettled else "failed"
+    code = (EXIT_LIMIT if status == "limit" else EXIT_UNSAFE if unsettled and status == "failed"
+            else res.exit_code)   # docs/exit-codes.md
     return RunResult(code, status, p.profile.name, p.decision, p.reasons,
                      p.verdict, p.spec.digest(), res.sandboxed, res.duration,
                      res.stdout_tail, res.stderr_tail, res.stdout, res.stderr,

@@ -267,7 +267,7 @@ def _replaced_objects(registry, made, was, rel: str, upath: str, lpath: str) -> 
     """A directory that replaces the workspace's (``rm -rf d; mkdir d``: opaque) is
     judged as new, so the merge walk's two object rules are applied here: a git
     object the workspace had keeps its bytes, and no cache git trusts over the
-    commits goes into a repository the workspace had. Only ``_object_cache`` paths
+    commits goes into a repository the workspace had. Only ``inside.object_cache`` paths
     (``objects/`` of a git dir) have those kinds: the rest is not looked up again."""
     for g in made:
         if not (g.startswith("objects/") or "/objects/" in g):

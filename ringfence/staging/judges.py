@@ -31,10 +31,10 @@ import os
 import posixpath
 import stat
 
+from ringfence.staging.inside import git_kind, in_git_dir
 from ringfence.staging.git.keys import (key_can_run_program, key_hides_changes,
-                                        key_redirects_push, split_key)
-from ringfence.staging.registry import (AT_TOP, BY_NAME, HOLD_DELETE, IN_GIT_DIR,  # noqa: E402
-                                        OTHER_TOOLS)
+                                        key_redirects_push, split_key, to_new_remote)
+from ringfence.staging.registry import AT_TOP, BY_NAME, HOLD_DELETE, OTHER_TOOLS  # noqa: E402
 
 KINDS = frozenset({"held", "git-config", "git-redirect", "hook", "attributes", "gitmodules",
                    "git-data", "git-head", "git-index", "git-exclude", "git-alternates",
@@ -123,7 +123,7 @@ class Registry:
                     return (kind, why)
         if parts[-1] == ".git":
             return ("git-redirect", "a .git file (gitfile) tells git where the repository is")
-        git = _git_kind(rel, self.git_roots(rel))
+        git = git_kind(rel, self.git_roots(rel))
         if git is not None and git[0] != "git-data":
             return git
         # a repository that is also a work tree (core.worktree) holds ordinary
@@ -180,7 +180,7 @@ class Registry:
                 if stat.S_ISDIR(st.st_mode):
                     stack.append(rel)
                     continue
-                kind = _in_git_dir(inner)[0]
+                kind = in_git_dir(inner)[0]
                 if kind == "git-data":
                     continue
                 new = b"" if kind == "hook" else _read(path, st)     # judged by name
@@ -275,116 +275,6 @@ def _read(path: str, st) -> bytes | None:
         return fh.read()
 
 
-_HEX = frozenset("0123456789abcdef")
-# State of a merge, cherry-pick, revert or am in progress: the host's next plain
-# ``git commit`` (or ``--continue``) takes the commit these name as a parent.
-_SEQUENCER_HEADS = frozenset({"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD",
-                              "AUTO_MERGE", "MERGE_MODE", "BISECT_START", "BISECT_TERMS"})
-
-
-def _object_cache(inner: list[str], last: str) -> tuple[str, str] | None:
-    if len(inner) == 3 and len(inner[1]) == 2 and set(inner[1] + last) <= _HEX:
-        return ("git-object", "git reads an object by its id and never checks the content")
-    if inner[1] == "pack" and last.endswith((".pack", ".idx")) and last.startswith("pack-"):
-        return ("git-object", "git reads an object by its id and never checks the content")
-    if (inner[1:3] in (["info", "commit-graph"], ["info", "commit-graphs"])
-            or last.startswith("multi-pack-index") or last.endswith((".bitmap", ".rev"))):
-        return ("git-cache", "git log trusts it over the commits themselves")
-    return None
-
-
-def _to_new_remote(key: str, value: str | None, old_pairs, pairs) -> bool:
-    """``branch.B.remote`` / ``branch.B.pushRemote`` naming a remote this run
-    defined (or a URL in a remote's place): the host's next plain ``git push`` or
-    ``git pull`` of B goes where the run chose, not where it went before."""
-    section, sub, var = split_key(key.strip())
-    if section != "branch" or sub is None or var not in ("remote", "pushremote"):
-        return False
-    v = (value or "").strip()
-    if v == ".":
-        return False            # this repository itself: a local upstream branch
-    if "/" in v or ":" in v:
-        return True                 # a URL or a path, not a remote's name
-
-    def remotes(of) -> set[str]:
-        out = set()
-        for k, _ in of:
-            s2, name, v2 = split_key(k.strip())
-            if s2 == "remote" and name is not None and v2 == "url":
-                out.add(name)
-        return out
-
-    return v in remotes(pairs) - remotes(old_pairs)
-
-
-def _git_kind(rel: str, roots: list[str]) -> tuple[str, str] | None:
-    """The row of ``rel`` inside the git directories ``roots`` (innermost first): the
-    one rule any of them has for it beyond repository data; rules that disagree are
-    held, since each repository's git reads the file its own way."""
-    found = data = None
-    for root in roots:
-        row = _in_git_dir(rel[len(root) + 1:].split("/") if root else rel.split("/"))
-        if row[0] == "git-data":
-            data = data or row
-        elif found is None:
-            found = row
-        elif row[0] != found[0]:
-            return ("held", f"nested git directories read it two ways ({found[0]}, "
-                            f"{row[0]})")
-    return found or data
-
-
-def _in_git_dir(inner: list[str]) -> tuple[str, str]:
-    # By name at ANY depth below a git dir, not only at git's usual places: a
-    # commondir or gitdir can make git read .git/x/config or .git/x/hooks as its own.
-    last = inner[-1]
-    if "hooks" in inner[:-1]:
-        return ("hook", "git runs hooks on commit, checkout, merge, push")
-    if inner[-2:] == ["info", "attributes"]:
-        return ("attributes", "info/attributes: filter/diff/merge drivers")
-    if inner[-2:] in (["info", "exclude"], ["info", "sparse-checkout"]):
-        return ("git-exclude", "git status hides the files it names")
-    if inner[-3:] == ["objects", "info", "alternates"]:
-        return ("git-alternates", "git reads objects from the stores it names")
-    if inner[0] == "objects" and len(inner) >= 3:
-        cache = _object_cache(inner, last)
-        if cache:
-            return cache
-    if inner == ["index"]:
-        return ("git-index", "git status and diff trust its entry flags")
-    if len(inner) == 1 and last.startswith("sharedindex."):
-        return ("held", "a split index's shared part: git status trusts its entry flags, "
-                        "which ringfence does not judge there")
-    if inner == ["HEAD"]:
-        return ("git-head", "with objects/ and refs/ it makes the directory a repository")
-    if inner[0] in ("rebase-merge", "rebase-apply", "sequencer"):
-        return ("held", "git rebase/cherry-pick --continue run the exec lines of its todo")
-    if inner[0] in ("remotes", "branches") and len(inner) > 1:
-        return ("held", "legacy remote definitions: git push and fetch obey their URL lines")
-    if inner[:2] == ["refs", "heads"] and len(inner) > 2:
-        return ("git-ref", "the branch the host's next git log, diff and push start from")
-    if inner[0] == "logs":
-        return ("git-reflog", "git reflog shows what moved HEAD and the branches; git "
-                              "only appends to it")
-    if inner[0] == "rr-cache":
-        return ("held", "rerere replays these resolutions into the host's next merge")
-    if inner == ["packed-refs"]:
-        return ("git-packed-refs", "its refs/replace/ lines make git show other objects")
-    if inner == ["shallow"]:
-        return ("git-shallow", "each commit it names hides the history behind it (a graft)")
-    if len(inner) == 1 and last in _SEQUENCER_HEADS:
-        return ("held", "the host's next git commit makes the commit it names a parent")
-    if inner[:2] == ["refs", "replace"] or inner[-2:] == ["info", "grafts"]:
-        return ("held", "replace refs and grafts make git show other objects and history "
-                        "in place of the real ones")
-    for name, kind, why in IN_GIT_DIR:
-        if last == name and kind not in ("attributes", "hook"):
-            return (kind, why)
-    if last == "hooks":
-        return ("git-data", "the hooks directory itself")
-    return ("git-data", "repository data git reads, never runs")
-
-
 def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link: bool,
           workspace: str, view=None) -> str | None:
     """None when the change is harmless, else the reason it is held."""
@@ -468,7 +358,7 @@ def judge(kind: str, rel: str, new: bytes | None, old: bytes | None, *, is_link:
     urls = {k.lower(): v for k, v in old_pairs if k.lower().endswith(".url")}
     moved = [k for k, v in added(old_pairs, pairs) if key_redirects_push(k, v)
              or (k.lower().startswith("remote.") and k.lower() in urls and urls[k.lower()] != v)
-             or (old_pairs and _to_new_remote(k, v, old_pairs, pairs))]
+             or (old_pairs and to_new_remote(k, v, old_pairs, pairs))]
     if moved:
         return ("adds git config keys that change where or how the host's next push or "
                 "pull goes: " + ", ".join(sorted(set(moved))))

@@ -15,7 +15,7 @@ Why the answer is the same, and which entries never get it:
   through ``extra`` rows (hooksPath and include targets, ``write_protect`` entries,
   ringfence's private dirs, files holding a brokered credential: no shortcut when a
   row is at, above or below the directory), ``write_protect`` globs (no shortcut
-  when the profile has any), and ``_in_git_dir``, which answers ``git-object`` for
+  when the profile has any), and ``staging.inside.in_git_dir``, which answers ``git-object`` for
   every such name (the hook, attributes, exclude and alternates rows need other
   names or other depths). ``R`` depends only on the directory (``git_root`` looks
   at the parent). The directory's probe is a real ``lookup`` of a name of that
@@ -105,7 +105,7 @@ def derived(registry, parent: Shortcut | None, rel_dir: str, entries) -> Shortcu
       below ``R/objects``, and after the owners' visit of ``XX`` that the probe's
       lookup would make, the count of rows is the one ``parent`` saw (rows are only
       ever added);
-    * the kind ``git-object``: ``_in_git_dir`` answers it for every
+    * the kind ``git-object``: ``staging.inside.in_git_dir`` answers it for every
       ``objects/XX/<id>`` below the root ``R`` (and ``parent`` needs no globs);
     * the root ``R``: ``R`` is the innermost git directory at or above
       ``R/objects`` (``parent``'s probe), so at or above ``XX`` too unless ``XX``

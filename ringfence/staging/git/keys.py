@@ -200,4 +200,29 @@ def key_redirects_push(key: str, value: str | None = None) -> bool:
     return sub is None and f"{section}.{var}" == "remote.pushdefault"
 
 
-__all__ = ["key_can_run_program", "key_hides_changes", "key_redirects_push", "split_key", "url_is_network"]
+def to_new_remote(key: str, value: str | None, old_pairs, pairs) -> bool:
+    """``branch.B.remote`` / ``branch.B.pushRemote`` naming a remote this run
+    defined (or a URL in a remote's place): the host's next plain ``git push`` or
+    ``git pull`` of B goes where the run chose, not where it went before."""
+    section, sub, var = split_key(key.strip())
+    if section != "branch" or sub is None or var not in ("remote", "pushremote"):
+        return False
+    v = (value or "").strip()
+    if v == ".":
+        return False            # this repository itself: a local upstream branch
+    if "/" in v or ":" in v:
+        return True                 # a URL or a path, not a remote's name
+
+    def remotes(of) -> set[str]:
+        out = set()
+        for k, _ in of:
+            s2, name, v2 = split_key(k.strip())
+            if s2 == "remote" and name is not None and v2 == "url":
+                out.add(name)
+        return out
+
+    return v in remotes(pairs) - remotes(old_pairs)
+
+
+__all__ = ["key_can_run_program", "key_hides_changes", "key_redirects_push", "split_key",
+           "to_new_remote", "url_is_network"]
