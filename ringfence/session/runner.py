@@ -258,7 +258,7 @@ def execute_prepared(p: Prepared, *, timeout: float | None = None,
         warn(note)
         late = tuple(late) + (note,)
     outcome = "timeout" if res.timed_out else "signal" if res.signal is not None else None
-    unsettled = bool(changes and (changes.get("settle_error") or changes.get("unreadable_dirs")))
+    unsettled = bool(changes and changes.get("settle_error"))   # RF643/RF644: none applied
     if res.limit:
         late = late + (_limit_note(res.limit, p.profile.limits, res.limit_late),)
         status, outcome = "limit", res.limit

@@ -253,7 +253,8 @@ def _settle(stage: stg.Stage, profile, env, secret_hits=(), hold_all=None,
         note = Note("RF643", f"could not read the run's staged writes ({exc}); nothing "
                     f"was applied; they are kept in {stage.path}")
         return Settled({"created": [], "modified": [], "deleted": [], "capped": True,
-                        "unreadable_dirs": 1, "staged": True, "stage": stage.id},
+                        "unreadable_dirs": 1, "staged": True, "stage": stage.id,
+                        "settle_error": f"RF643: {note.message}"},
                        (), (note,), stage.path, _limit_anyway(stage, limits))
     if p.limit:     # a limit wins over a timeout or a signal, as in runner._killed
         hold_all = f"its {p.limit} limit was hit"

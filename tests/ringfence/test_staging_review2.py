@@ -18,22 +18,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 
 import pytest
 
-from tests.compiler.sandbox_util import CLI, make_box
-
-pytestmark = [pytest.mark.sandbox,
-              pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is needed")]
-
-
-@pytest.fixture
-def box():
-    b = make_box()
-    yield b
-    shutil.rmtree(b.root, ignore_errors=True)
+from tests.compiler.sandbox_util import CLI
+from tests.compiler.test_setuid_roots import box, pytestmark  # noqa: F401 - one fixture
 
 
 def run(box, body: str, profile: str = "build", env=None):
